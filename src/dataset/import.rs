@@ -1,0 +1,1 @@
+//! Importers from other dataset formats.

@@ -1,0 +1,1 @@
+//! Loading and validating a dataset folder.

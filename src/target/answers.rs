@@ -1,0 +1,1 @@
+//! The `answers` target: replays a JSONL file of answers another system produced.

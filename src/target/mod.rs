@@ -1,0 +1,54 @@
+//! Targets: the system under test. A target turns a question into an `Answer`.
+//!
+//! Implementations: `answers` replays a JSONL file of answers produced elsewhere; `retrieve`
+//! and `rag` (retrieval, then a local model) come with the retrieval stage. Every target fills
+//! the same `Answer`, so metrics, judges, the store and reports never care which one ran.
+
+mod answers;
+
+
+use crate::dataset::Question;
+use serde::{Deserialize, Serialize};
+
+/// A chunk of the corpus that retrieval returned for a question, best first.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RetrievedChunk {
+    /// Stable id `doc#n`.
+    pub chunk_id: String,
+    pub doc: String,
+    pub score: f32,
+    pub text: String,
+}
+
+/// What a target produced for one question.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Answer {
+    pub text: String,
+    /// Document ids or chunk ids (`doc#n`) the answer cites.
+    #[serde(default)]
+    pub citations: Vec<String>,
+    #[serde(default)]
+    pub retrieved: Vec<RetrievedChunk>,
+    #[serde(default)]
+    pub prompt_tokens: Option<u32>,
+    #[serde(default)]
+    pub completion_tokens: Option<u32>,
+    /// Wall time the target took for this answer.
+    #[serde(default)]
+    pub latency_ms: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("no answer for question {id:?} in {source_name}")]
+    MissingAnswer { id: String, source_name: String },
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// The system under test. `&mut self` because real targets hold model state (KV caches).
+pub trait Target {
+    /// A short description stored with the run, e.g. `answers:answers-careful.jsonl`.
+    fn describe(&self) -> String;
+    fn answer(&mut self, question: &Question) -> Result<Answer, TargetError>;
+}
