@@ -1,1 +1,332 @@
 //! Loading and validating a dataset folder.
+//!
+//! Every check runs before a `Dataset` exists, so callers never see half-valid data. Question
+//! lines are checked field by field against the expected JSON types first (serde's own messages
+//! do not always say which field was wrong), then for cross-references (`doc`, `citations`).
+
+use super::{CorpusFile, Dataset, DatasetError, DatasetManifest, Question};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Component, Path, PathBuf};
+
+/// File kinds the corpus stage can read.
+pub const CORPUS_EXTENSIONS: &[&str] = &["md", "txt", "pdf"];
+
+/// Load `dir/dataset.toml`, its corpus listing and its questions, and validate them all.
+pub fn load_dataset(dir: &Path) -> Result<Dataset, DatasetError> {
+    let manifest_path = dir.join("dataset.toml");
+    if !manifest_path.is_file() {
+        return Err(DatasetError::NotADataset {
+            path: dir.to_path_buf(),
+        });
+    }
+    let manifest_bytes =
+        std::fs::read(&manifest_path).map_err(|e| DatasetError::io(&manifest_path, e))?;
+    let manifest_text =
+        std::str::from_utf8(&manifest_bytes).map_err(|_| DatasetError::NotUtf8 {
+            path: manifest_path.clone(),
+            line: 1,
+        })?;
+    let manifest: DatasetManifest =
+        toml::from_str(manifest_text).map_err(|e| DatasetError::Manifest {
+            path: manifest_path.clone(),
+            message: e.message().to_string(),
+        })?;
+    if manifest.name.trim().is_empty() {
+        return Err(DatasetError::Manifest {
+            path: manifest_path,
+            message: "field `name` must not be empty".into(),
+        });
+    }
+    let corpus_dir = inside(dir, &manifest_path, "corpus", &manifest.corpus)?;
+    let questions_path = inside(dir, &manifest_path, "questions", &manifest.questions)?;
+
+    let documents = list_corpus(&corpus_dir)?;
+    let doc_ids: BTreeSet<String> = documents.iter().map(|d| d.id.clone()).collect();
+
+    let questions_bytes =
+        std::fs::read(&questions_path).map_err(|e| DatasetError::io(&questions_path, e))?;
+    let questions = parse_questions(&questions_path, &questions_bytes, &doc_ids)?;
+
+    let fingerprint = fingerprint(&manifest_bytes, &questions_bytes, &documents)?;
+    Ok(Dataset {
+        root: dir.to_path_buf(),
+        manifest,
+        questions,
+        documents,
+        fingerprint,
+    })
+}
+
+/// Resolve a manifest path field, refusing absolute paths and `..` (a dataset is one folder).
+fn inside(
+    dir: &Path,
+    manifest_path: &Path,
+    field: &'static str,
+    value: &str,
+) -> Result<PathBuf, DatasetError> {
+    let relative = Path::new(value);
+    let escapes = relative.is_absolute()
+        || relative
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir));
+    if escapes || value.is_empty() {
+        return Err(DatasetError::OutsideDataset {
+            path: manifest_path.to_path_buf(),
+            field,
+            value: value.to_string(),
+        });
+    }
+    Ok(dir.join(relative))
+}
+
+/// The documents of a corpus folder, sorted by id. Two files with one stem (`a.md`, `a.pdf`)
+/// would make citations ambiguous, so that is an error.
+pub fn list_corpus(corpus_dir: &Path) -> Result<Vec<CorpusFile>, DatasetError> {
+    let entries = std::fs::read_dir(corpus_dir).map_err(|e| DatasetError::io(corpus_dir, e))?;
+    let mut by_id: HashMap<String, PathBuf> = HashMap::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| DatasetError::io(corpus_dir, e))?;
+        let path = entry.path();
+        let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        let Some(ext) = ext else { continue };
+        if !is_file || !CORPUS_EXTENSIONS.contains(&ext.as_str()) {
+            continue;
+        }
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()).map(str::to_string) else {
+            return Err(DatasetError::Import {
+                path,
+                message: "document file name is not valid UTF-8".into(),
+            });
+        };
+        if let Some(other) = by_id.insert(stem.clone(), path.clone()) {
+            return Err(DatasetError::Import {
+                path,
+                message: format!(
+                    "document id {stem:?} is also used by {}; one file per id",
+                    other.display()
+                ),
+            });
+        }
+    }
+    let mut documents: Vec<CorpusFile> = by_id
+        .into_iter()
+        .map(|(id, path)| CorpusFile { id, path })
+        .collect();
+    documents.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(documents)
+}
+
+fn parse_questions(
+    path: &Path,
+    bytes: &[u8],
+    doc_ids: &BTreeSet<String>,
+) -> Result<Vec<Question>, DatasetError> {
+    let mut questions = Vec::new();
+    let mut first_line_of: HashMap<String, usize> = HashMap::new();
+    for (index, raw) in bytes.split(|b| *b == b'\n').enumerate() {
+        let line = index + 1;
+        let text = std::str::from_utf8(raw).map_err(|_| DatasetError::NotUtf8 {
+            path: path.to_path_buf(),
+            line,
+        })?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        let question = parse_question_line(path, line, text, doc_ids)?;
+        if let Some(first_line) = first_line_of.get(&question.id) {
+            return Err(DatasetError::DuplicateId {
+                path: path.to_path_buf(),
+                line,
+                id: question.id,
+                first_line: *first_line,
+            });
+        }
+        first_line_of.insert(question.id.clone(), line);
+        questions.push(question);
+    }
+    if questions.is_empty() {
+        return Err(DatasetError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(questions)
+}
+
+#[derive(Clone, Copy)]
+enum FieldType {
+    Text,
+    TextList,
+    Bool,
+}
+
+const QUESTION_FIELDS: &[(&str, FieldType)] = &[
+    ("id", FieldType::Text),
+    ("question", FieldType::Text),
+    ("answer", FieldType::Text),
+    ("doc", FieldType::Text),
+    ("context", FieldType::Text),
+    ("citations", FieldType::TextList),
+    ("refuse", FieldType::Bool),
+    ("tags", FieldType::TextList),
+];
+
+/// Parse and validate one line of `questions.jsonl` (1-based `line`).
+pub fn parse_question_line(
+    path: &Path,
+    line: usize,
+    text: &str,
+    doc_ids: &BTreeSet<String>,
+) -> Result<Question, DatasetError> {
+    let field_error = |field: &str, message: String| DatasetError::Field {
+        path: path.to_path_buf(),
+        line,
+        field: field.to_string(),
+        message,
+    };
+    let value: Value = serde_json::from_str(text).map_err(|e| DatasetError::Json {
+        path: path.to_path_buf(),
+        line,
+        message: e.to_string(),
+    })?;
+    let Value::Object(object) = value else {
+        return Err(DatasetError::Json {
+            path: path.to_path_buf(),
+            line,
+            message: "expected a JSON object".into(),
+        });
+    };
+    check_field_types(&object, field_error)?;
+
+    let question: Question = serde_json::from_value(Value::Object(object)).map_err(|e| {
+        DatasetError::Json {
+            path: path.to_path_buf(),
+            line,
+            message: e.to_string(),
+        }
+    })?;
+
+    validate_id(&question.id).map_err(|m| field_error("id", m))?;
+    if question.question.trim().is_empty() {
+        return Err(field_error("question", "must not be empty".into()));
+    }
+    match (&question.answer, question.refuse) {
+        (None, false) => {
+            return Err(field_error(
+                "answer",
+                "required unless `refuse` is true".into(),
+            ))
+        }
+        (Some(a), false) if a.trim().is_empty() => {
+            return Err(field_error("answer", "must not be empty".into()))
+        }
+        _ => {}
+    }
+    if let Some(doc) = &question.doc {
+        if !doc_ids.contains(doc) {
+            return Err(field_error(
+                "doc",
+                format!("unknown document {doc:?} (not in the corpus folder)"),
+            ));
+        }
+    }
+    for citation in &question.citations {
+        let doc = citation_doc(citation);
+        if !doc_ids.contains(doc) {
+            return Err(field_error(
+                "citations",
+                format!("unknown document {doc:?} in citation {citation:?}"),
+            ));
+        }
+    }
+    Ok(question)
+}
+
+fn check_field_types(
+    object: &Map<String, Value>,
+    field_error: impl Fn(&str, String) -> DatasetError,
+) -> Result<(), DatasetError> {
+    for (name, value) in object {
+        let Some((_, expected)) = QUESTION_FIELDS.iter().find(|(f, _)| f == name) else {
+            let known: Vec<&str> = QUESTION_FIELDS.iter().map(|(f, _)| *f).collect();
+            return Err(field_error(
+                name,
+                format!("unknown field; expected one of {}", known.join(", ")),
+            ));
+        };
+        let ok = match expected {
+            FieldType::Text => value.is_string(),
+            FieldType::Bool => value.is_boolean(),
+            FieldType::TextList => value
+                .as_array()
+                .is_some_and(|items| items.iter().all(Value::is_string)),
+        };
+        if !ok {
+            let wanted = match expected {
+                FieldType::Text => "a string",
+                FieldType::Bool => "true or false",
+                FieldType::TextList => "a list of strings",
+            };
+            return Err(field_error(name, format!("expected {wanted}, found {value}")));
+        }
+    }
+    for required in ["id", "question"] {
+        if !object.contains_key(required) {
+            return Err(field_error(required, "missing (required)".into()));
+        }
+    }
+    Ok(())
+}
+
+/// Ids end up in file names, URLs and reports: keep them to a safe alphabet.
+pub(crate) fn validate_id(id: &str) -> Result<(), String> {
+    if id.is_empty() {
+        return Err("must not be empty".into());
+    }
+    if id.len() > 128 {
+        return Err("longer than 128 characters".into());
+    }
+    if let Some(c) = id
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':')))
+    {
+        return Err(format!(
+            "{id:?} contains {c:?}; use letters, digits, '-', '_', '.', ':'"
+        ));
+    }
+    if id.starts_with('.') {
+        return Err(format!("{id:?} must not start with '.'"));
+    }
+    Ok(())
+}
+
+/// `doc#3` → `doc`; `doc` → `doc`.
+pub fn citation_doc(citation: &str) -> &str {
+    citation.split('#').next().unwrap_or(citation)
+}
+
+fn fingerprint(
+    manifest: &[u8],
+    questions: &[u8],
+    documents: &[CorpusFile],
+) -> Result<String, DatasetError> {
+    let mut hasher = Sha256::new();
+    // Length-prefix every part so that moving bytes between parts changes the hash.
+    let mut part = |bytes: &[u8]| {
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    };
+    part(manifest);
+    part(questions);
+    for doc in documents {
+        let bytes = std::fs::read(&doc.path).map_err(|e| DatasetError::io(&doc.path, e))?;
+        part(doc.id.as_bytes());
+        part(&bytes);
+    }
+    Ok(hex::encode(hasher.finalize()))
+}

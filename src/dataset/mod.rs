@@ -9,6 +9,8 @@ mod import;
 mod load;
 
 pub use error::DatasetError;
+pub use import::{import_csv, import_eshop, CsvColumns, ImportSummary};
+pub use load::{citation_doc, list_corpus, load_dataset, parse_question_line, CORPUS_EXTENSIONS};
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

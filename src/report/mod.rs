@@ -1,0 +1,111 @@
+//! Reports: a run (or several) read back from the store and written as JSON, CSV or Markdown.
+//!
+//! Every figure comes from `stats::summarize` over stored items; reports compute nothing of
+//! their own. Model output is untrusted: each format escapes it for where it will be shown.
+
+mod csv_report;
+mod json_report;
+mod markdown_report;
+
+pub use json_report::{to_json, JsonExport};
+
+use crate::stats::{summarize, RunSummary};
+use crate::store::{ItemRecord, RunRecord, Store, StoreError};
+use std::path::Path;
+
+/// A run with everything a report shows.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    pub run: RunRecord,
+    pub summary: RunSummary,
+    pub items: Vec<ItemRecord>,
+}
+
+pub fn load_report(store: &Store, run: RunRecord) -> Result<RunReport, StoreError> {
+    let items = store.items(&run.id)?;
+    let summary = summarize(&items, run.config.seed);
+    Ok(RunReport {
+        run,
+        summary,
+        items,
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    Json,
+    Csv,
+    Markdown,
+}
+
+impl std::str::FromStr for ReportFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "json" => Ok(ReportFormat::Json),
+            "csv" => Ok(ReportFormat::Csv),
+            "md" | "markdown" => Ok(ReportFormat::Markdown),
+            other => Err(format!("unknown report format {other:?}; use json, csv or md")),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("{path}: cannot write: {source}")]
+    Write {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot render the report: {0}")]
+    Render(String),
+}
+
+/// Render `reports` in `format`.
+pub fn render(reports: &[RunReport], format: ReportFormat) -> Result<String, ReportError> {
+    match format {
+        ReportFormat::Json => serde_json::to_string_pretty(&to_json(reports))
+            .map_err(|e| ReportError::Render(e.to_string())),
+        ReportFormat::Csv => csv_report::render(reports),
+        ReportFormat::Markdown => markdown_report::render(reports),
+    }
+}
+
+/// Render and write atomically (a temporary file renamed into place), so a failed export never
+/// leaves a half-written report behind.
+pub fn write_report(
+    reports: &[RunReport],
+    format: ReportFormat,
+    path: &Path,
+) -> Result<(), ReportError> {
+    let text = render(reports, format)?;
+    let write_err = |source| ReportError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "report".into());
+    let staging = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
+    std::fs::write(&staging, text).map_err(write_err)?;
+    std::fs::rename(&staging, path).map_err(|e| {
+        let _ = std::fs::remove_file(&staging);
+        write_err(e)
+    })
+}
+
+/// Metric names in a stable, meaningful order: the canonical list first, then the rest.
+pub(crate) fn ordered_metric_names<'a>(names: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut names: Vec<String> = names.cloned().collect();
+    names.sort_by_key(|n| {
+        let rank = crate::metrics::ALL_METRICS
+            .iter()
+            .position(|m| m == n)
+            .unwrap_or(usize::MAX);
+        (rank, n.clone())
+    });
+    names.dedup();
+    names
+}

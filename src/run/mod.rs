@@ -1,0 +1,14 @@
+//! The orchestrator: plan a run, execute it item by item with progress events and
+//! cancellation, commit each finished item, resume an interrupted run.
+//!
+//! Invariants: a run row exists before its first item; an item is committed only with all of
+//! its metrics; a resumed run must have the same config hash and dataset fingerprint, and only
+//! the questions not yet committed are asked again.
+
+mod config;
+mod execute;
+mod gate;
+
+pub use config::RunConfig;
+pub use execute::{execute, plan_resume, start_run, Progress, RunError};
+pub use gate::{check_gates, parse_gate, Gate, GateFailure};

@@ -6,6 +6,8 @@
 
 mod answers;
 
+pub use answers::{load_answers_file, AnswersFileTarget, ReplayedAnswer};
+
 
 use crate::dataset::Question;
 use serde::{Deserialize, Serialize};

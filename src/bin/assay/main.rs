@@ -1,1 +1,129 @@
-fn main() {}
+//! The `assay` command line: a thin layer over the library.
+//!
+//! Results go to stdout (`--json` makes them machine-readable), progress and messages to stderr.
+//! Exit codes: 0 ok, 1 a `--fail-under` gate failed, 2 bad input or usage (clap uses 2 too).
+
+mod commands_data;
+mod commands_run;
+mod terminal;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "assay", version, about = "Offline evaluator for RAG and QA systems on local models")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a dataset through a target, score every answer and store the run.
+    Run(commands_run::RunArgs),
+    /// List stored runs, newest first.
+    Runs {
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Show one run: summary and per-question table.
+    Show {
+        /// Run id, unique id prefix, or run name.
+        run: String,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Export runs as a report file.
+    Export {
+        /// Run ids, prefixes or names.
+        #[arg(required = true)]
+        runs: Vec<String>,
+        /// json, csv or md.
+        #[arg(long)]
+        format: assay::report::ReportFormat,
+        #[arg(short, long)]
+        output: PathBuf,
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Import a dataset from another format.
+    #[command(subcommand)]
+    Import(commands_data::ImportCommand),
+}
+
+/// `--db PATH`, else `$ASSAY_DB`, else the platform data dir.
+#[derive(clap::Args, Clone)]
+pub struct DbArg {
+    /// SQLite file holding the runs.
+    #[arg(long, env = "ASSAY_DB")]
+    db: Option<PathBuf>,
+}
+
+impl DbArg {
+    pub fn path(&self) -> anyhow::Result<PathBuf> {
+        if let Some(path) = &self.db {
+            return Ok(path.clone());
+        }
+        let dirs = directories::ProjectDirs::from("", "", "assay")
+            .ok_or_else(|| anyhow::anyhow!("no home directory; pass --db PATH"))?;
+        Ok(dirs.data_dir().join("assay.sqlite"))
+    }
+}
+
+fn main() {
+    // Behave like other Unix tools when the reader goes away (`assay show … | head`): exit
+    // quietly instead of panicking on a broken pipe.
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    if !cpu_has_avx2() {
+        eprintln!(
+            "error: this build of assay needs a CPU with AVX2 and FMA (x86-64-v3); \
+             rebuild without `-C target-cpu=x86-64-v3` in .cargo/config.toml to run here"
+        );
+        std::process::exit(2);
+    }
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("ASSAY_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => commands_run::run(args),
+        Command::Runs { json, db } => commands_data::runs(json, &db).map(|_| 0),
+        Command::Show { run, json, db } => commands_data::show(&run, json, &db).map(|_| 0),
+        Command::Export {
+            runs,
+            format,
+            output,
+            db,
+        } => commands_data::export(&runs, format, &output, &db).map(|_| 0),
+        Command::Import(command) => commands_data::import(command).map(|_| 0),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            std::process::exit(2);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn cpu_has_avx2() -> bool {
+    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn cpu_has_avx2() -> bool {
+    true
+}

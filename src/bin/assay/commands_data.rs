@@ -1,0 +1,181 @@
+//! `assay runs | show | export | import`: reading runs back and bringing datasets in.
+
+use crate::commands_run::print_run_summary;
+use crate::{terminal, DbArg};
+use assay::dataset::{import_csv, import_eshop, CsvColumns};
+use assay::report::{load_report, to_json, write_report, ReportFormat};
+use assay::store::Store;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Subcommand)]
+pub enum ImportCommand {
+    /// eShopSupport's evalquestions.json (QuestionId, ProductId, Question, Answer).
+    Eshop {
+        file: PathBuf,
+        /// Folder of manuals; a product's manual is named <ProductId> or product-<ProductId>.
+        #[arg(long)]
+        corpus: PathBuf,
+        /// New dataset folder to create.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// A CSV with question, reference answer and golden context columns.
+    Csv {
+        file: PathBuf,
+        #[arg(long)]
+        corpus: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+        #[arg(long, default_value = "Question")]
+        question_column: String,
+        #[arg(long, default_value = "Golden Response")]
+        answer_column: String,
+        #[arg(long, default_value = "Golden Context")]
+        context_column: String,
+        /// Column with question ids (default: q0001, q0002, … in row order).
+        #[arg(long)]
+        id_column: Option<String>,
+        /// Column naming the document each question is about.
+        #[arg(long)]
+        doc_column: Option<String>,
+    },
+}
+
+pub fn runs(json: bool, db: &DbArg) -> anyhow::Result<()> {
+    let store = Store::open_existing(&db.path()?)?;
+    let runs = store.runs()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&runs)?);
+        return Ok(());
+    }
+    if runs.is_empty() {
+        println!("no runs in {}", store.path().display());
+        return Ok(());
+    }
+    println!(
+        "{}  {}  {}  {}  {:>9}  created",
+        terminal::pad("id", 20),
+        terminal::pad("name", 32),
+        terminal::pad("target", 28),
+        terminal::pad("status", 9),
+        "items"
+    );
+    for run in runs {
+        let done = store.done_question_ids(&run.id)?.len();
+        println!(
+            "{}  {}  {}  {}  {:>9}  {}",
+            terminal::pad(&run.id, 20),
+            terminal::pad(&terminal::line(&run.name, 32), 32),
+            terminal::pad(&terminal::line(&run.config.target, 28), 28),
+            terminal::pad(run.status.as_str(), 9),
+            format!("{done}/{}", run.total_items),
+            run.created_at
+        );
+    }
+    Ok(())
+}
+
+pub fn show(reference: &str, json: bool, db: &DbArg) -> anyhow::Result<()> {
+    let store = Store::open_existing(&db.path()?)?;
+    let run = store.find_run(reference)?;
+    let report = load_report(&store, run)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&to_json(std::slice::from_ref(&report)))?);
+        return Ok(());
+    }
+    print_run_summary(&report);
+    println!();
+    // The columns most people read first; `--json` and exports have all of them.
+    let columns: Vec<&str> = ["token_f1", "rouge_l", "citation_recall", "refusal_correct", "hit_at_k", "mrr"]
+        .into_iter()
+        .filter(|c| report.summary.metrics.contains_key(*c))
+        .collect();
+    let mut header = format!(
+        "{}  {}  {}",
+        terminal::pad("id", 8),
+        terminal::pad("question", 38),
+        terminal::pad("answer", 38)
+    );
+    for c in &columns {
+        header.push_str(&format!("  {:>15}", c));
+    }
+    println!("{header}");
+    for item in &report.items {
+        let answer = match (&item.answer, &item.error) {
+            (Some(a), _) => a.text.clone(),
+            (None, Some(e)) => format!("(error) {e}"),
+            (None, None) => String::new(),
+        };
+        let mut row = format!(
+            "{}  {}  {}",
+            terminal::pad(&terminal::line(&item.question.id, 8), 8),
+            terminal::pad(&terminal::line(&item.question.question, 38), 38),
+            terminal::pad(&terminal::line(&answer, 38), 38)
+        );
+        for c in &columns {
+            let value = item
+                .metrics
+                .get(*c)
+                .map(|v| format!("{v:.2}"))
+                .unwrap_or_else(|| "—".into());
+            row.push_str(&format!("  {:>15}", value));
+        }
+        println!("{row}");
+    }
+    Ok(())
+}
+
+pub fn export(
+    references: &[String],
+    format: ReportFormat,
+    output: &Path,
+    db: &DbArg,
+) -> anyhow::Result<()> {
+    let store = Store::open_existing(&db.path()?)?;
+    let mut reports = Vec::new();
+    for reference in references {
+        let run = store.find_run(reference)?;
+        reports.push(load_report(&store, run)?);
+    }
+    write_report(&reports, format, output)?;
+    eprintln!("wrote {}", output.display());
+    Ok(())
+}
+
+pub fn import(command: ImportCommand) -> anyhow::Result<()> {
+    let summary = match command {
+        ImportCommand::Eshop {
+            file,
+            corpus,
+            output,
+        } => import_eshop(&file, &corpus, &output)?,
+        ImportCommand::Csv {
+            file,
+            corpus,
+            output,
+            question_column,
+            answer_column,
+            context_column,
+            id_column,
+            doc_column,
+        } => import_csv(
+            &file,
+            &corpus,
+            &output,
+            &CsvColumns {
+                question: question_column,
+                answer: answer_column,
+                context: context_column,
+                id: id_column,
+                doc: doc_column,
+            },
+        )?,
+    };
+    println!(
+        "imported {} questions and {} documents into {}",
+        summary.questions,
+        summary.documents,
+        summary.output.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,99 @@
+//! The JSON export: a stable, documented shape users script against (DESIGN.md, "The JSON
+//! export"). Field names here are a contract: add fields, never rename them.
+
+use super::RunReport;
+use crate::judge::Verdict;
+use crate::run::RunConfig;
+use crate::stats::MetricSummary;
+use crate::target::RetrievedChunk;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Serialize)]
+pub struct JsonExport {
+    pub runs: Vec<JsonRun>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonRun {
+    pub id: String,
+    pub name: String,
+    pub dataset: String,
+    pub dataset_fingerprint: String,
+    pub created_at: String,
+    pub finished_at: Option<String>,
+    pub status: String,
+    pub config: RunConfig,
+    pub items_total: usize,
+    pub items_done: usize,
+    pub errors: usize,
+    pub avg_latency_ms: Option<f64>,
+    pub summary: BTreeMap<String, MetricSummary>,
+    pub items: Vec<JsonItem>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct JsonItem {
+    pub id: String,
+    pub question: String,
+    pub reference: Option<String>,
+    pub refuse: bool,
+    pub doc: Option<String>,
+    pub answer: Option<String>,
+    pub citations: Vec<String>,
+    pub retrieved: Vec<RetrievedChunk>,
+    pub metrics: BTreeMap<String, f64>,
+    pub verdicts: BTreeMap<String, Verdict>,
+    pub latency_ms: Option<u64>,
+    pub prompt_tokens: Option<u32>,
+    pub completion_tokens: Option<u32>,
+    pub error: Option<String>,
+}
+
+pub fn to_json(reports: &[RunReport]) -> JsonExport {
+    JsonExport {
+        runs: reports.iter().map(json_run).collect(),
+    }
+}
+
+fn json_run(report: &RunReport) -> JsonRun {
+    let run = &report.run;
+    JsonRun {
+        id: run.id.clone(),
+        name: run.name.clone(),
+        dataset: run.dataset.clone(),
+        dataset_fingerprint: run.dataset_fingerprint.clone(),
+        created_at: run.created_at.clone(),
+        finished_at: run.finished_at.clone(),
+        status: run.status.as_str().to_string(),
+        config: run.config.clone(),
+        items_total: run.total_items,
+        items_done: report.items.len(),
+        errors: report.summary.errors,
+        avg_latency_ms: report.summary.avg_latency_ms,
+        summary: report.summary.metrics.clone(),
+        items: report
+            .items
+            .iter()
+            .map(|item| {
+                let answer = item.answer.as_ref();
+                JsonItem {
+                    id: item.question.id.clone(),
+                    question: item.question.question.clone(),
+                    reference: item.question.answer.clone(),
+                    refuse: item.question.refuse,
+                    doc: item.question.doc.clone(),
+                    answer: answer.map(|a| a.text.clone()),
+                    citations: answer.map(|a| a.citations.clone()).unwrap_or_default(),
+                    retrieved: answer.map(|a| a.retrieved.clone()).unwrap_or_default(),
+                    metrics: item.metrics.clone(),
+                    verdicts: item.verdicts.clone(),
+                    latency_ms: answer.map(|a| a.latency_ms),
+                    prompt_tokens: answer.and_then(|a| a.prompt_tokens),
+                    completion_tokens: answer.and_then(|a| a.completion_tokens),
+                    error: item.error.clone(),
+                }
+            })
+            .collect(),
+    }
+}

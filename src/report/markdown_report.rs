@@ -1,0 +1,169 @@
+//! Markdown export (for pull requests): a summary table across runs and a per-question table
+//! per run, rendered from `templates/report.md.j2`.
+//!
+//! Markdown renderers pass HTML through, so every text cell is HTML-escaped as well as having
+//! its pipes and newlines neutralised: a model's answer cannot inject markup or break the table.
+
+use super::{ordered_metric_names, ReportError, RunReport};
+use serde::Serialize;
+
+const TEMPLATE: &str = include_str!("templates/report.md.j2");
+
+#[derive(Serialize)]
+struct MarkdownRun {
+    id: String,
+    name: String,
+    dataset: String,
+    target: String,
+    status: &'static str,
+    created_at: String,
+    done: usize,
+    total: usize,
+    errors: usize,
+    latency: String,
+    metric_columns: Vec<String>,
+    questions: Vec<MarkdownQuestion>,
+}
+
+#[derive(Serialize)]
+struct MarkdownQuestion {
+    id: String,
+    question: String,
+    reference: String,
+    answer: String,
+    citations: String,
+    values: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct SummaryRow {
+    metric: String,
+    values: Vec<String>,
+}
+
+pub fn render(reports: &[RunReport]) -> Result<String, ReportError> {
+    let all_names = ordered_metric_names(
+        reports
+            .iter()
+            .flat_map(|r| r.summary.metrics.keys()),
+    );
+    let summary: Vec<SummaryRow> = all_names
+        .iter()
+        .map(|name| SummaryRow {
+            metric: name.clone(),
+            values: reports
+                .iter()
+                .map(|r| match r.summary.metrics.get(name) {
+                    Some(m) if m.unscored > 0 => format!(
+                        "{:.3} [{:.3}, {:.3}] n={} ({} unscored)",
+                        m.mean, m.ci95[0], m.ci95[1], m.n, m.unscored
+                    ),
+                    Some(m) => format!("{:.3} [{:.3}, {:.3}] n={}", m.mean, m.ci95[0], m.ci95[1], m.n),
+                    None => "—".into(),
+                })
+                .collect(),
+        })
+        .collect();
+    let runs: Vec<MarkdownRun> = reports.iter().map(markdown_run).collect();
+
+    let mut env = minijinja::Environment::new();
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    env.add_filter("cell", |text: String| table_cell(&text));
+    env.add_template("report.md", TEMPLATE)
+        .map_err(|e| ReportError::Render(e.to_string()))?;
+    let template = env
+        .get_template("report.md")
+        .map_err(|e| ReportError::Render(e.to_string()))?;
+    template
+        .render(minijinja::context! { runs => runs, summary => summary })
+        .map_err(|e| ReportError::Render(e.to_string()))
+}
+
+fn markdown_run(report: &RunReport) -> MarkdownRun {
+    let metric_columns =
+        ordered_metric_names(report.items.iter().flat_map(|i| i.metrics.keys()));
+    let questions = report
+        .items
+        .iter()
+        .map(|item| {
+            let answer = item.answer.as_ref();
+            let answer_text = match (answer, &item.error) {
+                (Some(a), _) => a.text.clone(),
+                (None, Some(e)) => format!("(error: {e})"),
+                (None, None) => String::new(),
+            };
+            let reference = match (&item.question.answer, item.question.refuse) {
+                (Some(a), _) => a.clone(),
+                (None, true) => "(should decline)".into(),
+                (None, false) => String::new(),
+            };
+            MarkdownQuestion {
+                id: item.question.id.clone(),
+                question: item.question.question.clone(),
+                reference,
+                answer: answer_text,
+                citations: answer.map(|a| a.citations.join(", ")).unwrap_or_default(),
+                values: metric_columns
+                    .iter()
+                    .map(|m| {
+                        item.metrics
+                            .get(m)
+                            .map(|v| format!("{v:.2}"))
+                            .unwrap_or_else(|| "—".into())
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    MarkdownRun {
+        id: report.run.id.clone(),
+        name: report.run.name.clone(),
+        dataset: report.run.dataset.clone(),
+        target: report.run.config.target.clone(),
+        status: report.run.status.as_str(),
+        created_at: report.run.created_at.clone(),
+        done: report.items.len(),
+        total: report.run.total_items,
+        errors: report.summary.errors,
+        latency: report
+            .summary
+            .avg_latency_ms
+            .map(|l| format!("{l:.1} ms"))
+            .unwrap_or_else(|| "—".into()),
+        metric_columns,
+        questions,
+    }
+}
+
+/// Escape text for one Markdown table cell.
+pub(crate) fn table_cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.trim().chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '|' => out.push_str("\\|"),
+            '`' => out.push_str("\\`"),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("<br>"),
+            '\r' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::table_cell;
+
+    #[test]
+    fn cells_cannot_break_the_table_or_inject_html() {
+        let cell = table_cell("a | b\n<script>alert(1)</script> `x`");
+        assert_eq!(
+            cell,
+            "a \\| b<br>&lt;script&gt;alert(1)&lt;/script&gt; \\`x\\`"
+        );
+    }
+}

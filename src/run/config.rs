@@ -1,0 +1,38 @@
+//! What a run was asked to do. Stored as JSON with the run; its hash decides whether a run
+//! may be resumed (same config) and whether a cached generation may be reused.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunConfig {
+    /// `answers:<file>`, `retrieve`, `rag`.
+    pub target: String,
+    /// sha256 of the answers file when the target replays one: a changed file is a new run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers_sha256: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub judge_model: Option<String>,
+    #[serde(default)]
+    pub judges: Vec<String>,
+    /// Deterministic metrics to compute; empty means all that apply.
+    #[serde(default)]
+    pub metrics: Vec<String>,
+    pub top_k: usize,
+    #[serde(default)]
+    pub retrieval: Option<String>,
+    pub seed: u64,
+    /// Only the first N questions.
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+impl RunConfig {
+    /// sha256 of the canonical JSON (serde_json writes struct fields in declaration order).
+    pub fn hash(&self) -> String {
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        hex::encode(Sha256::digest(json))
+    }
+}

@@ -1,0 +1,230 @@
+//! Executing a run: questions → target → metrics → store, one committed item at a time.
+
+use super::RunConfig;
+use crate::dataset::{Dataset, Question};
+use crate::metrics;
+use crate::store::{ItemRecord, RunRecord, RunStatus, Store, StoreError};
+use crate::target::Target;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(
+        "run {run} cannot be resumed: the dataset changed since it started \
+         (fingerprint {stored:.12} then, {current:.12} now); start a new run"
+    )]
+    DatasetChanged {
+        run: String,
+        stored: String,
+        current: String,
+    },
+    #[error(
+        "run {run} cannot be resumed with different settings ({what}); \
+         resume without changing options, or start a new run"
+    )]
+    ConfigChanged { run: String, what: String },
+    #[error("run {run} is already finished; nothing to resume")]
+    AlreadyFinished { run: String },
+    #[error("{0}")]
+    Metrics(String),
+}
+
+/// What the orchestrator reports while it works (the CLI draws a progress bar, the desktop
+/// app forwards these as events).
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Progress {
+    Started {
+        run_id: String,
+        total: usize,
+        already_done: usize,
+    },
+    ItemStarted {
+        question_id: String,
+        question: String,
+    },
+    ItemDone {
+        question_id: String,
+        done: usize,
+        total: usize,
+        error: Option<String>,
+    },
+}
+
+/// Create the run row for a new run over `dataset`.
+pub fn start_run(
+    store: &Store,
+    dataset: &Dataset,
+    config: RunConfig,
+    name: Option<String>,
+    experiment: Option<String>,
+) -> Result<RunRecord, RunError> {
+    metrics::select(&config.metrics).map_err(RunError::Metrics)?;
+    let created_at = now_rfc3339();
+    let id = new_run_id();
+    let total_items = planned_questions(dataset, &config).len();
+    let run = RunRecord {
+        name: name.unwrap_or_else(|| format!("{} {}", dataset.manifest.name, config.target)),
+        dataset: dataset.manifest.name.clone(),
+        dataset_root: dataset.root.display().to_string(),
+        dataset_fingerprint: dataset.fingerprint.clone(),
+        config_hash: config.hash(),
+        config,
+        status: RunStatus::Running,
+        total_items,
+        created_at,
+        finished_at: None,
+        experiment,
+        id,
+    };
+    store.insert_run(&run)?;
+    Ok(run)
+}
+
+/// Check that `run` may be resumed over `dataset` with `config`.
+pub fn plan_resume(run: &RunRecord, dataset: &Dataset, config: &RunConfig) -> Result<(), RunError> {
+    if run.status == RunStatus::Finished {
+        return Err(RunError::AlreadyFinished {
+            run: run.id.clone(),
+        });
+    }
+    if run.dataset_fingerprint != dataset.fingerprint {
+        return Err(RunError::DatasetChanged {
+            run: run.id.clone(),
+            stored: run.dataset_fingerprint.clone(),
+            current: dataset.fingerprint.clone(),
+        });
+    }
+    if run.config_hash != config.hash() {
+        return Err(RunError::ConfigChanged {
+            run: run.id.clone(),
+            what: describe_config_change(&run.config, config),
+        });
+    }
+    Ok(())
+}
+
+fn describe_config_change(stored: &RunConfig, requested: &RunConfig) -> String {
+    let (Ok(serde_json::Value::Object(a)), Ok(serde_json::Value::Object(b))) = (
+        serde_json::to_value(stored),
+        serde_json::to_value(requested),
+    ) else {
+        return "config".into();
+    };
+    let changed: Vec<String> = a
+        .iter()
+        .filter(|(k, v)| b.get(*k) != Some(v))
+        .map(|(k, v)| format!("{k}: {v} then, {} now", b.get(k).unwrap_or(&serde_json::Value::Null)))
+        .collect();
+    if changed.is_empty() {
+        "config".into()
+    } else {
+        changed.join("; ")
+    }
+}
+
+fn planned_questions<'a>(dataset: &'a Dataset, config: &RunConfig) -> Vec<(usize, &'a Question)> {
+    let limit = config.limit.unwrap_or(usize::MAX);
+    dataset.questions.iter().enumerate().take(limit).collect()
+}
+
+/// Answer and score every question of `run` not yet committed. Returns the final status:
+/// `Cancelled` when `cancel` was raised (what finished is kept), else `Finished`.
+pub fn execute(
+    store: &mut Store,
+    run: &RunRecord,
+    dataset: &Dataset,
+    target: &mut dyn Target,
+    on_progress: &mut dyn FnMut(&Progress),
+    cancel: &AtomicBool,
+) -> Result<RunStatus, RunError> {
+    let selected = metrics::select(&run.config.metrics).map_err(RunError::Metrics)?;
+    let planned = planned_questions(dataset, &run.config);
+    let done_ids = store.done_question_ids(&run.id)?;
+    let total = planned.len();
+    let mut done = planned
+        .iter()
+        .filter(|(_, q)| done_ids.contains(&q.id))
+        .count();
+    on_progress(&Progress::Started {
+        run_id: run.id.clone(),
+        total,
+        already_done: done,
+    });
+    store.set_status(&run.id, RunStatus::Running, None)?;
+    for (position, question) in planned {
+        if done_ids.contains(&question.id) {
+            continue;
+        }
+        if cancel.load(Ordering::Relaxed) {
+            store.set_status(&run.id, RunStatus::Cancelled, Some(&now_rfc3339()))?;
+            return Ok(RunStatus::Cancelled);
+        }
+        on_progress(&Progress::ItemStarted {
+            question_id: question.id.clone(),
+            question: question.question.clone(),
+        });
+        let started = Instant::now();
+        let item = match target.answer(question) {
+            Ok(mut answer) => {
+                if answer.latency_ms == 0 {
+                    answer.latency_ms = started.elapsed().as_millis() as u64;
+                }
+                let scores = metrics::score_item(question, &answer, run.config.top_k);
+                ItemRecord {
+                    question: question.clone(),
+                    position,
+                    metrics: keep_selected(scores, &selected),
+                    answer: Some(answer),
+                    error: None,
+                    verdicts: BTreeMap::new(),
+                    finished_at: now_rfc3339(),
+                }
+            }
+            Err(e) => ItemRecord {
+                question: question.clone(),
+                position,
+                answer: None,
+                error: Some(e.to_string()),
+                metrics: BTreeMap::new(),
+                verdicts: BTreeMap::new(),
+                finished_at: now_rfc3339(),
+            },
+        };
+        store.record_item(&run.id, &item)?;
+        done += 1;
+        on_progress(&Progress::ItemDone {
+            question_id: question.id.clone(),
+            done,
+            total,
+            error: item.error.clone(),
+        });
+    }
+    store.set_status(&run.id, RunStatus::Finished, Some(&now_rfc3339()))?;
+    Ok(RunStatus::Finished)
+}
+
+fn keep_selected(scores: BTreeMap<String, f64>, selected: &[&str]) -> BTreeMap<String, f64> {
+    scores
+        .into_iter()
+        .filter(|(name, _)| selected.contains(&name.as_str()))
+        .collect()
+}
+
+pub(crate) fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// Sortable and readable: `20261122-224501-3fa2`.
+fn new_run_id() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    let format = time::macros::format_description!("[year][month][day]-[hour][minute][second]");
+    let stamp = now.format(&format).unwrap_or_default();
+    format!("{stamp}-{:04x}", rand::random::<u16>())
+}

@@ -1,0 +1,9 @@
+//! Statistics over stored items: per-run summaries with bootstrap intervals.
+//!
+//! Every interval is seeded, so the same run always reports the same numbers.
+
+mod bootstrap;
+mod summary;
+
+pub use bootstrap::{mean, mean_ci95, BOOTSTRAP_RESAMPLES};
+pub use summary::{summarize, MetricSummary, RunSummary};

@@ -1,0 +1,55 @@
+//! Schema migrations, numbered by `PRAGMA user_version`.
+//!
+//! Each entry moves the schema from version i to i+1 inside one transaction. Never edit a
+//! released migration: append a new one.
+
+pub const MIGRATIONS: &[&str] = &[
+    // 1: runs, items, metrics, verdicts.
+    r#"
+    CREATE TABLE runs (
+        id                  TEXT PRIMARY KEY,
+        name                TEXT NOT NULL,
+        dataset             TEXT NOT NULL,
+        dataset_root        TEXT NOT NULL,
+        dataset_fingerprint TEXT NOT NULL,
+        config_json         TEXT NOT NULL,
+        config_hash         TEXT NOT NULL,
+        status              TEXT NOT NULL,
+        total_items         INTEGER NOT NULL,
+        created_at          TEXT NOT NULL,
+        finished_at         TEXT,
+        experiment          TEXT
+    );
+    CREATE TABLE items (
+        run_id            TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        question_id       TEXT NOT NULL,
+        position          INTEGER NOT NULL,
+        question_json     TEXT NOT NULL,
+        answer_json       TEXT,
+        error             TEXT,
+        latency_ms        INTEGER,
+        prompt_tokens     INTEGER,
+        completion_tokens INTEGER,
+        finished_at       TEXT NOT NULL,
+        PRIMARY KEY (run_id, question_id)
+    );
+    CREATE TABLE metrics (
+        run_id      TEXT NOT NULL,
+        question_id TEXT NOT NULL,
+        name        TEXT NOT NULL,
+        value       REAL NOT NULL,
+        PRIMARY KEY (run_id, question_id, name),
+        FOREIGN KEY (run_id, question_id) REFERENCES items(run_id, question_id) ON DELETE CASCADE
+    );
+    CREATE TABLE verdicts (
+        run_id       TEXT NOT NULL,
+        question_id  TEXT NOT NULL,
+        judge        TEXT NOT NULL,
+        verdict_json TEXT NOT NULL,
+        score        REAL,
+        PRIMARY KEY (run_id, question_id, judge),
+        FOREIGN KEY (run_id, question_id) REFERENCES items(run_id, question_id) ON DELETE CASCADE
+    );
+    CREATE INDEX runs_created ON runs(created_at);
+    "#,
+];
