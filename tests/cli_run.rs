@@ -1,0 +1,251 @@
+//! The main job through the real CLI: replay both sample answer sets, compare their scores,
+//! show, export, gate, resume and import.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn assay(args: &[&str], db: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(args)
+        .env("ASSAY_DB", db)
+        .output()
+        .expect("assay runs")
+}
+
+fn ok(out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 stdout")
+}
+
+fn trailgear() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/trailgear")
+}
+
+fn run_json(db: &Path, answers: &str, name: &str) -> Value {
+    let ds = trailgear();
+    let stdout = ok(assay(
+        &["run", ds.to_str().unwrap(), "--target", &format!("answers:{answers}"), "--name", name, "--json"],
+        db,
+    ));
+    serde_json::from_str(&stdout).expect("--json prints JSON")
+}
+
+fn mean(run: &Value, metric: &str) -> f64 {
+    run["runs"][0]["summary"][metric]["mean"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no {metric} in summary"))
+}
+
+#[test]
+fn careful_answers_score_clearly_better_than_sloppy_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.sqlite");
+    let careful = run_json(&db, "answers-careful.jsonl", "careful");
+    let sloppy = run_json(&db, "answers-sloppy.jsonl", "sloppy");
+
+    for run in [&careful, &sloppy] {
+        let r = &run["runs"][0];
+        assert_eq!(r["status"], "finished");
+        assert_eq!(r["items"].as_array().unwrap().len(), 90);
+        for key in ["id", "name", "dataset", "created_at", "config", "summary"] {
+            assert!(!r[key].is_null(), "JSON export lacks {key}");
+        }
+        let item = &r["items"][0];
+        for key in ["id", "question", "reference", "answer", "citations", "metrics", "verdicts", "latency_ms", "error"] {
+            assert!(item.get(key).is_some(), "item lacks {key}");
+        }
+        let summary = &r["summary"]["token_f1"];
+        let (lo, m, hi) = (summary["ci95"][0].as_f64().unwrap(), summary["mean"].as_f64().unwrap(), summary["ci95"][1].as_f64().unwrap());
+        assert!(lo <= m && m <= hi, "{lo} <= {m} <= {hi}");
+        assert_eq!(summary["n"], 78, "token_f1 applies to the 78 answerable questions");
+    }
+    // Careful answers decline exactly the out-of-scope questions; sloppy ones invent answers.
+    assert_eq!(mean(&careful, "refusal_correct"), 1.0);
+    assert!(mean(&sloppy, "refusal_correct") <= 0.9);
+    for metric in ["token_f1", "rouge_l", "citation_recall"] {
+        let (c, s) = (mean(&careful, metric), mean(&sloppy, metric));
+        assert!(c > s + 0.03, "{metric}: careful {c} vs sloppy {s}");
+    }
+}
+
+#[test]
+fn show_and_exports_have_a_row_per_question() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.sqlite");
+    run_json(&db, "answers-careful.jsonl", "careful");
+    run_json(&db, "answers-sloppy.jsonl", "sloppy");
+
+    let shown = ok(assay(&["show", "careful"], &db));
+    assert!(shown.contains("items: 90/90"), "{shown}");
+    for id in ["q001", "q045", "q090"] {
+        assert!(shown.lines().any(|l| l.starts_with(id)), "show lacks {id}");
+    }
+
+    let md = tmp.path().join("report.md");
+    ok(assay(&["export", "careful", "sloppy", "--format", "md", "-o", md.to_str().unwrap()], &db));
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("| token_f1 |"), "summary row");
+    assert_eq!(md.matches("| q017 |").count(), 2, "q017 once per run");
+
+    let csv = tmp.path().join("report.csv");
+    ok(assay(&["export", "careful", "sloppy", "--format", "csv", "-o", csv.to_str().unwrap()], &db));
+    let rows = csv::Reader::from_path(&csv).unwrap().records().count();
+    assert_eq!(rows, 180, "one row per question × run");
+
+    let json = tmp.path().join("report.json");
+    ok(assay(&["export", "careful", "--format", "json", "-o", json.to_str().unwrap()], &db));
+    let parsed: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    assert_eq!(parsed["runs"][0]["items"].as_array().unwrap().len(), 90);
+
+    let runs: Value = serde_json::from_str(&ok(assay(&["runs", "--json"], &db))).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn fail_under_gates_exit_with_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.sqlite");
+    let ds = trailgear();
+    let base = ["run", ds.to_str().unwrap(), "--target", "answers:answers-sloppy.jsonl"];
+    let mut failing = base.to_vec();
+    failing.extend(["--fail-under", "refusal_correct=0.99"]);
+    let out = assay(&failing, &db);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("gate failed: refusal_correct = "), "{stderr}");
+
+    let mut passing = base.to_vec();
+    passing.extend(["--fail-under", "refusal_correct=0.1"]);
+    ok(assay(&passing, &db));
+}
+
+#[test]
+fn an_interrupted_run_resumes_without_duplicates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.sqlite");
+    let ds = trailgear();
+    let ds = ds.to_str().unwrap();
+    // A run that stopped after 30 items: simulate by running with a limit, then dropping it.
+    let first: Value = serde_json::from_str(&ok(assay(
+        &["run", ds, "--target", "answers:answers-careful.jsonl", "--json"],
+        &db,
+    )))
+    .unwrap();
+    let run_id = first["runs"][0]["id"].as_str().unwrap().to_string();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "DELETE FROM items WHERE run_id = ?1 AND position >= 30",
+        [&run_id],
+    )
+    .unwrap();
+    conn.execute("UPDATE runs SET status = 'running' WHERE id = ?1", [&run_id]).unwrap();
+    drop(conn);
+
+    let resumed: Value = serde_json::from_str(&ok(assay(
+        &["run", ds, "--resume", &run_id, "--json"],
+        &db,
+    )))
+    .unwrap();
+    let items = resumed["runs"][0]["items"].as_array().unwrap();
+    assert_eq!(items.len(), 90);
+    assert_eq!(resumed["runs"][0]["status"], "finished");
+    assert_eq!(resumed["runs"][0]["summary"], first["runs"][0]["summary"]);
+
+    // A finished run cannot be resumed, and changed settings are refused.
+    let again = assay(&["run", ds, "--resume", &run_id], &db);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already finished"));
+}
+
+#[test]
+fn resume_refuses_a_changed_dataset_or_config() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.sqlite");
+    let ds = trailgear();
+    let ds = ds.to_str().unwrap();
+    let first: Value = serde_json::from_str(&ok(assay(
+        &["run", ds, "--target", "answers:answers-careful.jsonl", "--limit", "5", "--json"],
+        &db,
+    )))
+    .unwrap();
+    let run_id = first["runs"][0]["id"].as_str().unwrap().to_string();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute("UPDATE runs SET status = 'cancelled' WHERE id = ?1", [&run_id]).unwrap();
+    conn.execute("UPDATE runs SET dataset_fingerprint = 'abc' WHERE id = ?1", [&run_id]).unwrap();
+    drop(conn);
+    let out = assay(&["run", ds, "--resume", &run_id], &db);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("dataset changed"));
+
+    let fresh: Value = serde_json::from_str(&ok(assay(
+        &["run", ds, "--target", "answers:answers-careful.jsonl", "--limit", "5", "--json"],
+        &db,
+    )))
+    .unwrap();
+    let fresh_id = fresh["runs"][0]["id"].as_str().unwrap().to_string();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute("UPDATE runs SET status = 'cancelled' WHERE id = ?1", [&fresh_id]).unwrap();
+    drop(conn);
+    let out = assay(&["run", ds, "--resume", &fresh_id, "--top-k", "9"], &db);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("top_k"));
+}
+
+#[test]
+fn imports_eshop_and_csv_datasets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = tmp.path().join("manuals");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(corpus.join("158.md"), "# Tent\nThe tent weighs 2 kg.\n").unwrap();
+    std::fs::write(corpus.join("product-7.md"), "# Stove\nIt boils 1 L in 4 minutes.\n").unwrap();
+
+    let eshop = tmp.path().join("evalquestions.json");
+    std::fs::write(
+        &eshop,
+        r#"[{"QuestionId": 1, "ProductId": 158, "Question": "How heavy?", "Answer": "2 kg"},
+            {"QuestionId": 2, "ProductId": 7, "Question": "Boil time?", "Answer": "4 minutes"}]"#,
+    )
+    .unwrap();
+    let out_dir = tmp.path().join("eshop-ds");
+    let db = tmp.path().join("runs.sqlite");
+    ok(assay(&["import", "eshop", eshop.to_str().unwrap(), "--corpus", corpus.to_str().unwrap(), "-o", out_dir.to_str().unwrap()], &db));
+    let dataset = assay::dataset::load_dataset(&out_dir).expect("imported dataset loads");
+    assert_eq!(dataset.questions.len(), 2);
+    assert_eq!(dataset.questions[1].doc.as_deref(), Some("product-7"));
+
+    // An unknown product is refused and nothing is written.
+    std::fs::write(
+        &eshop,
+        r#"[{"QuestionId": 1, "ProductId": 999, "Question": "?", "Answer": "!"}]"#,
+    )
+    .unwrap();
+    let bad_dir = tmp.path().join("bad-ds");
+    let out = assay(&["import", "eshop", eshop.to_str().unwrap(), "--corpus", corpus.to_str().unwrap(), "-o", bad_dir.to_str().unwrap()], &db);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ProductId"));
+    assert!(!bad_dir.exists());
+
+    let csv_file = tmp.path().join("finqa.csv");
+    std::fs::write(
+        &csv_file,
+        "Question,Golden Response,Golden Context\n\"How heavy, exactly?\",2 kg,The tent weighs 2 kg.\nBoil time?,4 minutes,It boils 1 L in 4 minutes.\n",
+    )
+    .unwrap();
+    let csv_dir = tmp.path().join("csv-ds");
+    ok(assay(&["import", "csv", csv_file.to_str().unwrap(), "--corpus", corpus.to_str().unwrap(), "-o", csv_dir.to_str().unwrap()], &db));
+    let dataset = assay::dataset::load_dataset(&csv_dir).unwrap();
+    assert_eq!(dataset.questions[0].question, "How heavy, exactly?");
+    assert_eq!(dataset.questions[1].context.as_deref(), Some("It boils 1 L in 4 minutes."));
+
+    // A missing column names the column and the header.
+    let out = assay(&["import", "csv", csv_file.to_str().unwrap(), "--corpus", corpus.to_str().unwrap(), "-o", tmp.path().join("x").to_str().unwrap(), "--answer-column", "Answer"], &db);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("finqa.csv:1") && stderr.contains("`Answer`"), "{stderr}");
+}
