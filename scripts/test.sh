@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# README command 2 (and CI): run the whole test suite. Models are cached outside the clone
+# (ASSAY_MODELS, default: the platform data dir), so only the first run downloads them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/system-packages.sh
+
+echo "== build (one dev build shared by the CLI and the tests)" >&2
+cargo build --all-targets
+
+echo "== tests" >&2
+cargo test --all-targets 2>&1
