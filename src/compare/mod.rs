@@ -1,0 +1,12 @@
+//! Paired comparison of runs: which is better, and is the difference real?
+//!
+//! Runs are paired by question id. For each metric and judge: each run's mean with its
+//! interval, the mean paired difference with a seeded 95% paired bootstrap interval, wins /
+//! ties / losses and a two-sided sign test. Items unscored in either run are counted and left
+//! out of every figure, never folded in as zeros.
+
+mod paired;
+mod sign_test;
+
+pub use paired::{compare_runs, paired_diff, Comparison, Disagreement, PairedDiff, Verdict};
+pub use sign_test::sign_test_p;

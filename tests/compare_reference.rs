@@ -1,0 +1,65 @@
+//! The paired statistics against scipy (reference values from scripts/compare_reference.py).
+//!
+//! The mean difference and the sign test must agree to 1e-9. The bootstrap interval is a Monte
+//! Carlo estimate on both sides (different generators), so it must agree within 0.01 — about
+//! five times the spread of the 10,000-resample estimate on these sizes.
+
+use assay::compare::{paired_diff, sign_test_p, Verdict};
+use serde_json::Value;
+
+fn reference() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/compare/reference.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn floats(v: &Value) -> Vec<f64> {
+    v.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect()
+}
+
+#[test]
+fn paired_statistics_agree_with_scipy() {
+    let reference = reference();
+    for case in reference["cases"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let a = floats(&case["a"]);
+        let b = floats(&case["b"]);
+        let pairs: Vec<(String, f64, f64)> = a
+            .iter()
+            .zip(&b)
+            .enumerate()
+            .map(|(i, (x, y))| (format!("q{i}"), *x, *y))
+            .collect();
+        let diff = paired_diff("m", &pairs, 0, 7);
+        let want_ci = floats(&case["ci95_diff"]);
+        assert!((diff.mean_diff - case["mean_diff"].as_f64().unwrap()).abs() < 1e-9, "{name}");
+        assert_eq!(diff.wins as u64, case["wins"].as_u64().unwrap(), "{name}");
+        assert_eq!(diff.losses as u64, case["losses"].as_u64().unwrap(), "{name}");
+        assert_eq!(diff.ties as u64, case["ties"].as_u64().unwrap(), "{name}");
+        let p = case["sign_test_p"].as_f64().unwrap();
+        assert!((diff.sign_test_p - p).abs() < 1e-9, "{name}: p {} vs {p}", diff.sign_test_p);
+        for (got, want) in diff.ci95_diff.iter().zip(&want_ci) {
+            assert!((got - want).abs() < 0.01, "{name}: ci {:?} vs {want_ci:?}", diff.ci95_diff);
+        }
+        let expected = if want_ci[0] > 0.0 {
+            Verdict::BBetter
+        } else if want_ci[1] < 0.0 {
+            Verdict::ABetter
+        } else {
+            Verdict::NoSignificantDifference
+        };
+        // Only insist on the verdict when the reference interval is clearly off zero.
+        if want_ci[0].abs() > 0.01 && want_ci[1].abs() > 0.01 {
+            assert_eq!(diff.verdict, expected, "{name}");
+        }
+    }
+}
+
+#[test]
+fn sign_test_agrees_with_scipy_binomtest() {
+    for case in reference()["sign_tests"].as_array().unwrap() {
+        let (w, l, p) = (case[0].as_u64().unwrap() as usize, case[1].as_u64().unwrap() as usize, case[2].as_f64().unwrap());
+        let got = sign_test_p(w, l);
+        // Relative agreement: the p-values of big samples are tiny.
+        assert!((got - p).abs() <= 1e-9 * p || (got - p).abs() < 1e-12, "{w}/{l}: {got} vs {p}");
+    }
+}
