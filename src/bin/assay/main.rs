@@ -3,6 +3,7 @@
 //! Results go to stdout (`--json` makes them machine-readable), progress and messages to stderr.
 //! Exit codes: 0 ok, 1 a `--fail-under` gate failed, 2 bad input or usage (clap uses 2 too).
 
+mod commands_compare;
 mod commands_data;
 mod commands_run;
 mod terminal;
@@ -34,6 +35,22 @@ enum Command {
         run: String,
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Compare runs paired by question: each run after the first against the first.
+    Compare {
+        /// Run ids, prefixes or names; the first is the baseline.
+        #[arg(required = true, num_args = 2..)]
+        runs: Vec<String>,
+        #[arg(long)]
+        json: bool,
+        /// Exit 1 when the lower bound of B − A's interval is under VALUE, e.g. token_f1=-0.05.
+        #[arg(long, value_name = "METRIC=VALUE")]
+        fail_under: Vec<String>,
+        /// Seed of the bootstrap.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
         #[command(flatten)]
         db: DbArg,
     },
@@ -101,6 +118,13 @@ fn main() {
         Command::Run(args) => commands_run::run(args),
         Command::Runs { json, db } => commands_data::runs(json, &db).map(|_| 0),
         Command::Show { run, json, db } => commands_data::show(&run, json, &db).map(|_| 0),
+        Command::Compare {
+            runs,
+            json,
+            fail_under,
+            seed,
+            db,
+        } => commands_compare::compare(&runs, json, &fail_under, seed, &db),
         Command::Export {
             runs,
             format,
