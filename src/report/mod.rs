@@ -1,14 +1,19 @@
-//! Reports: a run (or several) read back from the store and written as JSON, CSV or Markdown.
+//! Reports: runs read back from the store and written as JSON, CSV, Markdown, HTML or JUnit.
 //!
 //! Every figure comes from `stats::summarize` over stored items; reports compute nothing of
 //! their own. Model output is untrusted: each format escapes it for where it will be shown.
 
 mod csv_report;
+mod html_report;
 mod json_report;
+mod junit_report;
 mod markdown_report;
+pub mod svg_chart;
 
 pub use json_report::{to_json, JsonExport};
+pub use svg_chart::IntervalRow;
 
+use crate::run::Gate;
 use crate::stats::{summarize, RunSummary};
 use crate::store::{ItemRecord, RunRecord, Store, StoreError};
 use std::path::Path;
@@ -36,6 +41,8 @@ pub enum ReportFormat {
     Json,
     Csv,
     Markdown,
+    Html,
+    Junit,
 }
 
 impl std::str::FromStr for ReportFormat {
@@ -45,7 +52,11 @@ impl std::str::FromStr for ReportFormat {
             "json" => Ok(ReportFormat::Json),
             "csv" => Ok(ReportFormat::Csv),
             "md" | "markdown" => Ok(ReportFormat::Markdown),
-            other => Err(format!("unknown report format {other:?}; use json, csv or md")),
+            "html" => Ok(ReportFormat::Html),
+            "junit" => Ok(ReportFormat::Junit),
+            other => Err(format!(
+                "unknown report format {other:?}; use html, md, csv, json or junit"
+            )),
         }
     }
 }
@@ -62,13 +73,29 @@ pub enum ReportError {
     Render(String),
 }
 
+/// Settings some formats use.
+#[derive(Debug, Clone, Default)]
+pub struct ReportOptions {
+    /// JUnit: a question fails when a gated metric is under its threshold.
+    pub gates: Vec<Gate>,
+    /// Seed of the comparison bootstrap (HTML).
+    pub seed: u64,
+}
+
 /// Render `reports` in `format`.
-pub fn render(reports: &[RunReport], format: ReportFormat) -> Result<String, ReportError> {
+pub fn render(
+    reports: &[RunReport],
+    format: ReportFormat,
+    options: &ReportOptions,
+) -> Result<String, ReportError> {
+    let now = crate::run::now_rfc3339();
     match format {
         ReportFormat::Json => serde_json::to_string_pretty(&to_json(reports))
             .map_err(|e| ReportError::Render(e.to_string())),
         ReportFormat::Csv => csv_report::render(reports),
         ReportFormat::Markdown => markdown_report::render(reports),
+        ReportFormat::Html => html_report::render(reports, options.seed, &now),
+        ReportFormat::Junit => Ok(junit_report::render(reports, &options.gates, &now)),
     }
 }
 
@@ -77,9 +104,10 @@ pub fn render(reports: &[RunReport], format: ReportFormat) -> Result<String, Rep
 pub fn write_report(
     reports: &[RunReport],
     format: ReportFormat,
+    options: &ReportOptions,
     path: &Path,
 ) -> Result<(), ReportError> {
-    let text = render(reports, format)?;
+    let text = render(reports, format, options)?;
     let write_err = |source| ReportError::Write {
         path: path.to_path_buf(),
         source,

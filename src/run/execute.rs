@@ -215,7 +215,7 @@ fn keep_selected(scores: BTreeMap<String, f64>, selected: &[&str]) -> BTreeMap<S
         .collect()
 }
 
-pub(crate) fn now_rfc3339() -> String {
+pub fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()

@@ -10,5 +10,5 @@ mod execute;
 mod gate;
 
 pub use config::RunConfig;
-pub use execute::{execute, plan_resume, start_run, Progress, RunError};
+pub use execute::{execute, now_rfc3339, plan_resume, start_run, Progress, RunError};
 pub use gate::{check_gates, parse_gate, Gate, GateFailure};

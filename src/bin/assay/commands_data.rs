@@ -3,7 +3,8 @@
 use crate::commands_run::print_run_summary;
 use crate::{terminal, DbArg};
 use assay::dataset::{import_csv, import_eshop, CsvColumns};
-use assay::report::{load_report, to_json, write_report, ReportFormat};
+use assay::report::{load_report, to_json, write_report, ReportFormat, ReportOptions};
+use assay::run::parse_gate;
 use assay::store::Store;
 use std::path::{Path, PathBuf};
 
@@ -129,6 +130,7 @@ pub fn export(
     references: &[String],
     format: ReportFormat,
     output: &Path,
+    fail_under: &[String],
     db: &DbArg,
 ) -> anyhow::Result<()> {
     let store = Store::open_existing(&db.path()?)?;
@@ -137,7 +139,20 @@ pub fn export(
         let run = store.find_run(reference)?;
         reports.push(load_report(&store, run)?);
     }
-    write_report(&reports, format, output)?;
+    let known: Vec<&str> = reports
+        .iter()
+        .flat_map(|r| r.summary.metrics.keys().map(String::as_str))
+        .collect();
+    let gates = fail_under
+        .iter()
+        .map(|g| parse_gate(g, &known))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(anyhow::Error::msg)?;
+    let options = ReportOptions {
+        gates,
+        seed: reports.first().map(|r| r.run.config.seed).unwrap_or(0),
+    };
+    write_report(&reports, format, &options, output)?;
     eprintln!("wrote {}", output.display());
     Ok(())
 }

@@ -59,11 +59,14 @@ enum Command {
         /// Run ids, prefixes or names.
         #[arg(required = true)]
         runs: Vec<String>,
-        /// json, csv or md.
+        /// html, md, csv, json or junit.
         #[arg(long)]
         format: assay::report::ReportFormat,
         #[arg(short, long)]
         output: PathBuf,
+        /// JUnit: a question fails when METRIC is under VALUE for it. Repeatable.
+        #[arg(long, value_name = "METRIC=VALUE")]
+        fail_under: Vec<String>,
         #[command(flatten)]
         db: DbArg,
     },
@@ -129,8 +132,9 @@ fn main() {
             runs,
             format,
             output,
+            fail_under,
             db,
-        } => commands_data::export(&runs, format, &output, &db).map(|_| 0),
+        } => commands_data::export(&runs, format, &output, &fail_under, &db).map(|_| 0),
         Command::Import(command) => commands_data::import(command).map(|_| 0),
     };
     match result {

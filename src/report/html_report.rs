@@ -1,0 +1,327 @@
+//! The HTML report: one self-contained file (inline CSS and SVG, no scripts, no network; a CSP
+//! forbids anything else) rendered from `templates/report.html.j2`.
+//!
+//! minijinja's HTML auto-escaping is on for every value; only the charts are inserted raw, and
+//! `svg_chart` escapes their labels itself. Answers, questions and manuals are untrusted.
+
+use super::svg_chart::{color, histogram_chart, interval_chart, IntervalRow};
+use super::{ordered_metric_names, ReportError, RunReport};
+use crate::compare::{compare_runs, Verdict};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+const TEMPLATE: &str = include_str!("templates/report.html.j2");
+
+#[derive(Serialize)]
+struct HtmlRun {
+    id: String,
+    name: String,
+    dataset: String,
+    target: String,
+    model: String,
+    status: &'static str,
+    created_at: String,
+    done: usize,
+    total: usize,
+    errors: usize,
+    latency: String,
+    color: &'static str,
+}
+
+#[derive(Serialize)]
+struct SummaryRow {
+    metric: String,
+    description: &'static str,
+    cells: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ComparisonView {
+    name_a: String,
+    name_b: String,
+    same_dataset: bool,
+    rows: Vec<ComparisonRow>,
+    chart: String,
+    disagreements: Vec<DisagreementView>,
+}
+
+#[derive(Serialize)]
+struct ComparisonRow {
+    metric: String,
+    a: String,
+    b: String,
+    diff: String,
+    wtl: String,
+    p: String,
+    pairs: String,
+    verdict: String,
+    class: &'static str,
+}
+
+#[derive(Serialize)]
+struct DisagreementView {
+    metric: String,
+    question_id: String,
+    a: String,
+    b: String,
+}
+
+#[derive(Serialize)]
+struct QuestionView {
+    id: String,
+    question: String,
+    reference: String,
+    refuse: bool,
+    doc: Option<String>,
+    answers: Vec<AnswerView>,
+}
+
+#[derive(Serialize, Default)]
+struct AnswerView {
+    missing: bool,
+    text: String,
+    citations: String,
+    error: Option<String>,
+    metrics: String,
+    verdicts: Vec<VerdictView>,
+}
+
+#[derive(Serialize)]
+struct VerdictView {
+    judge: String,
+    label: String,
+    confidence: String,
+    distribution: String,
+    explanation: Option<String>,
+}
+
+pub fn render(reports: &[RunReport], seed: u64, generated_at: &str) -> Result<String, ReportError> {
+    let runs: Vec<HtmlRun> = reports.iter().enumerate().map(|(i, r)| html_run(i, r)).collect();
+    let metric_names = ordered_metric_names(reports.iter().flat_map(|r| r.summary.metrics.keys()));
+
+    let summary: Vec<SummaryRow> = metric_names
+        .iter()
+        .map(|name| SummaryRow {
+            metric: name.clone(),
+            description: crate::metrics::describe(name),
+            cells: reports
+                .iter()
+                .map(|r| match r.summary.metrics.get(name) {
+                    Some(m) => {
+                        let unscored = if m.unscored > 0 { format!(", {} unscored", m.unscored) } else { String::new() };
+                        format!("{:.3} [{:.3}, {:.3}] n={}{unscored}", m.mean, m.ci95[0], m.ci95[1], m.n)
+                    }
+                    None => "—".into(),
+                })
+                .collect(),
+        })
+        .collect();
+
+    let mean_charts: Vec<String> = metric_names
+        .iter()
+        .map(|name| {
+            let rows: Vec<IntervalRow> = reports
+                .iter()
+                .map(|r| match r.summary.metrics.get(name) {
+                    Some(m) => IntervalRow { label: r.run.name.clone(), value: m.mean, low: m.ci95[0], high: m.ci95[1] },
+                    None => IntervalRow { label: r.run.name.clone(), value: f64::NAN, low: f64::NAN, high: f64::NAN },
+                })
+                .collect();
+            interval_chart(&format!("{name}: mean with 95% interval"), &rows, 0.0, 1.0, None)
+        })
+        .collect();
+
+    let distribution_charts: Vec<String> = metric_names
+        .iter()
+        .map(|name| {
+            let series: Vec<(String, Vec<f64>)> = reports
+                .iter()
+                .map(|r| {
+                    let values = r
+                        .items
+                        .iter()
+                        .filter_map(|i| i.metrics.get(name).copied().or_else(|| i.verdicts.get(name).and_then(|v| v.score)))
+                        .collect();
+                    (r.run.name.clone(), values)
+                })
+                .collect();
+            histogram_chart(&format!("{name}: share of items per score band"), &series)
+        })
+        .collect();
+
+    let comparisons: Vec<ComparisonView> = reports
+        .iter()
+        .skip(1)
+        .map(|b| comparison_view(&reports[0], b, seed))
+        .collect();
+
+    let questions = question_views(reports);
+    let title = reports
+        .iter()
+        .map(|r| r.run.name.as_str())
+        .collect::<Vec<_>>()
+        .join(" vs ");
+
+    let mut env = minijinja::Environment::new();
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
+    env.add_template("report.html", TEMPLATE)
+        .map_err(|e| ReportError::Render(e.to_string()))?;
+    let template = env
+        .get_template("report.html")
+        .map_err(|e| ReportError::Render(e.to_string()))?;
+    template
+        .render(minijinja::context! {
+            title, generated_at, runs, summary, mean_charts, distribution_charts, comparisons, questions
+        })
+        .map_err(|e| ReportError::Render(e.to_string()))
+}
+
+fn html_run(index: usize, report: &RunReport) -> HtmlRun {
+    let run = &report.run;
+    HtmlRun {
+        id: run.id.clone(),
+        name: run.name.clone(),
+        dataset: run.dataset.clone(),
+        target: run.config.target.clone(),
+        model: run.config.model.clone().unwrap_or_else(|| "—".into()),
+        status: run.status.as_str(),
+        created_at: run.created_at.clone(),
+        done: report.items.len(),
+        total: run.total_items,
+        errors: report.summary.errors,
+        latency: report
+            .summary
+            .avg_latency_ms
+            .map(|l| format!("{l:.0} ms"))
+            .unwrap_or_else(|| "—".into()),
+        color: color(index),
+    }
+}
+
+fn comparison_view(a: &RunReport, b: &RunReport, seed: u64) -> ComparisonView {
+    let comparison = compare_runs(a, b, seed);
+    let order = ordered_metric_names(comparison.diffs.iter().map(|d| &d.metric));
+    let mut diffs = comparison.diffs.clone();
+    diffs.sort_by_key(|d| order.iter().position(|m| *m == d.metric));
+    let rows = diffs
+        .iter()
+        .map(|d| ComparisonRow {
+            metric: d.metric.clone(),
+            a: format!("{:.3} [{:.3}, {:.3}]", d.mean_a, d.ci95_a[0], d.ci95_a[1]),
+            b: format!("{:.3} [{:.3}, {:.3}]", d.mean_b, d.ci95_b[0], d.ci95_b[1]),
+            diff: format!("{:+.3} [{:+.3}, {:+.3}]", d.mean_diff, d.ci95_diff[0], d.ci95_diff[1]),
+            wtl: format!("{}/{}/{}", d.wins, d.ties, d.losses),
+            p: format!("{:.4}", d.sign_test_p),
+            pairs: if d.excluded > 0 { format!("{} ({} unpaired)", d.pairs, d.excluded) } else { d.pairs.to_string() },
+            verdict: d.verdict.describe(&comparison.name_a, &comparison.name_b),
+            class: match d.verdict {
+                Verdict::BBetter => "better",
+                Verdict::ABetter => "worse",
+                _ => "",
+            },
+        })
+        .collect();
+    let chart_rows: Vec<IntervalRow> = diffs
+        .iter()
+        .map(|d| IntervalRow { label: d.metric.clone(), value: d.mean_diff, low: d.ci95_diff[0], high: d.ci95_diff[1] })
+        .collect();
+    let chart = interval_chart(
+        &format!("{} − {}: difference with 95% paired interval", comparison.name_b, comparison.name_a),
+        &chart_rows,
+        -1.0,
+        1.0,
+        Some(0.0),
+    );
+    let disagreements = diffs
+        .iter()
+        .flat_map(|d| {
+            d.disagreements.iter().take(3).map(|x| DisagreementView {
+                metric: d.metric.clone(),
+                question_id: x.question_id.clone(),
+                a: format!("{:.2}", x.a),
+                b: format!("{:.2}", x.b),
+            })
+        })
+        .collect();
+    ComparisonView {
+        name_a: comparison.name_a,
+        name_b: comparison.name_b,
+        same_dataset: comparison.same_dataset,
+        rows,
+        chart,
+        disagreements,
+    }
+}
+
+/// One row per question (in the first run's order, then any others), one cell per run.
+fn question_views(reports: &[RunReport]) -> Vec<QuestionView> {
+    let mut order: Vec<&crate::store::ItemRecord> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for report in reports {
+        for item in &report.items {
+            if seen.insert(item.question.id.clone()) {
+                order.push(item);
+            }
+        }
+    }
+    let by_run: Vec<BTreeMap<&str, &crate::store::ItemRecord>> = reports
+        .iter()
+        .map(|r| r.items.iter().map(|i| (i.question.id.as_str(), i)).collect())
+        .collect();
+    order
+        .into_iter()
+        .map(|item| QuestionView {
+            id: item.question.id.clone(),
+            question: item.question.question.clone(),
+            reference: item.question.answer.clone().unwrap_or_default(),
+            refuse: item.question.refuse,
+            doc: item.question.doc.clone(),
+            answers: by_run
+                .iter()
+                .map(|items| match items.get(item.question.id.as_str()) {
+                    None => AnswerView { missing: true, ..AnswerView::default() },
+                    Some(i) => answer_view(i),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn answer_view(item: &crate::store::ItemRecord) -> AnswerView {
+    let names = ordered_metric_names(item.metrics.keys());
+    AnswerView {
+        missing: false,
+        text: item.answer.as_ref().map(|a| a.text.clone()).unwrap_or_default(),
+        citations: item.answer.as_ref().map(|a| a.citations.join(", ")).unwrap_or_default(),
+        error: item.error.clone(),
+        metrics: names
+            .iter()
+            .filter_map(|n| item.metrics.get(n).map(|v| format!("{n} {v:.2}")))
+            .collect::<Vec<_>>()
+            .join(" · "),
+        verdicts: item
+            .verdicts
+            .iter()
+            .map(|(judge, v)| VerdictView {
+                judge: judge.clone(),
+                label: v
+                    .label
+                    .clone()
+                    .unwrap_or_else(|| v.error.clone().map(|e| format!("unscored: {e}")).unwrap_or_default()),
+                confidence: v
+                    .label
+                    .as_ref()
+                    .and_then(|l| v.distribution.get(l))
+                    .map(|p| format!("{:.0}%", p * 100.0))
+                    .unwrap_or_else(|| "—".into()),
+                distribution: v
+                    .distribution
+                    .iter()
+                    .map(|(k, p)| format!("{k} {:.0}%", p * 100.0))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                explanation: v.explanation.clone(),
+            })
+            .collect(),
+    }
+}
