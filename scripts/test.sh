@@ -9,4 +9,4 @@ echo "== build (one dev build shared by the CLI and the tests)" >&2
 cargo build --all-targets
 
 echo "== tests" >&2
-cargo test --all-targets 2>&1
+cargo test --all-targets --no-fail-fast 2>&1

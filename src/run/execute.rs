@@ -31,6 +31,8 @@ pub enum RunError {
     AlreadyFinished { run: String },
     #[error("{0}")]
     Metrics(String),
+    #[error(transparent)]
+    Target(#[from] crate::target::TargetSpecError),
 }
 
 /// What the orchestrator reports while it works (the CLI draws a progress bar, the desktop

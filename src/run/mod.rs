@@ -8,7 +8,11 @@
 mod config;
 mod execute;
 mod gate;
+mod request;
 
 pub use config::RunConfig;
 pub use execute::{execute, now_rfc3339, plan_resume, start_run, Progress, RunError};
 pub use gate::{check_gates, parse_gate, Gate, GateFailure};
+pub use request::{
+    prepare_new_run, prepare_resume, PreparedRun, ResumeRequest, RunRequest, DEFAULT_TOP_K,
+};

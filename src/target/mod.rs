@@ -5,8 +5,10 @@
 //! the same `Answer`, so metrics, judges, the store and reports never care which one ran.
 
 mod answers;
+mod spec;
 
 pub use answers::{load_answers_file, AnswersFileTarget, ReplayedAnswer};
+pub use spec::{build_target, BuiltTarget, TargetSpecError};
 
 
 use crate::dataset::Question;

@@ -2,15 +2,12 @@
 //! it with a progress bar, print the summary and apply the `--fail-under` gates.
 
 use crate::{terminal, DbArg};
-use anyhow::{bail, Context};
-use assay::dataset::{load_dataset, Dataset};
+use assay::dataset::load_dataset;
 use assay::report::{load_report, to_json, RunReport};
-use assay::run::{self, check_gates, parse_gate, Progress, RunConfig};
+use assay::run::{self, check_gates, parse_gate, Progress, ResumeRequest, RunRequest};
 use assay::store::{RunStatus, Store};
-use assay::target::{load_answers_file, AnswersFileTarget, Target};
 use indicatif::{ProgressBar, ProgressStyle};
-use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -50,8 +47,6 @@ pub struct RunArgs {
     db: DbArg,
 }
 
-const DEFAULT_TOP_K: usize = 4;
-
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     // Everything that can be wrong with the input is found before the database is opened.
     let dataset = load_dataset(&args.dataset)?;
@@ -63,49 +58,39 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         .map_err(anyhow::Error::msg)?;
     let db_path = args.db.path()?;
 
-    let (mut store, run_record, mut target) = match &args.resume {
+    let (mut store, prepared) = match &args.resume {
         None => {
-            let target_spec = args.target.clone().unwrap_or_else(|| "answers".into());
-            let (target, answers_sha256) = build_target(&target_spec, &dataset)?;
-            let config = RunConfig {
-                target: target.describe(),
-                answers_sha256,
-                model: None,
-                judge_model: None,
-                judges: Vec::new(),
+            let request = RunRequest {
+                target: args.target.clone().unwrap_or_else(|| "answers".into()),
                 metrics: args.metrics.clone().unwrap_or_default(),
-                top_k: args.top_k.unwrap_or(DEFAULT_TOP_K),
-                retrieval: None,
-                seed: args.seed.unwrap_or(0),
+                top_k: args.top_k,
                 limit: args.limit,
+                seed: args.seed,
+                name: args.name.clone(),
+                experiment: None,
             };
-            assay::metrics::select(&config.metrics).map_err(anyhow::Error::msg)?;
+            // Metric names are checked before the database file is created.
+            assay::metrics::select(&request.metrics).map_err(anyhow::Error::msg)?;
             let store = Store::open(&db_path)?;
-            let record = run::start_run(&store, &dataset, config, args.name.clone(), None)?;
-            (store, record, target)
+            let prepared = run::prepare_new_run(&store, &dataset, &request)?;
+            (store, prepared)
         }
         Some(reference) => {
             let store = Store::open_existing(&db_path)?;
-            let record = store.find_run(reference)?;
-            let target_spec = args
-                .target
-                .clone()
-                .unwrap_or_else(|| record.config.target.clone());
-            let (target, answers_sha256) = build_target(&target_spec, &dataset)?;
-            // The stored config, overridden by whatever was given: any difference refuses.
-            let mut config = record.config.clone();
-            config.target = target.describe();
-            config.answers_sha256 = answers_sha256;
-            if let Some(m) = &args.metrics {
-                config.metrics = m.clone();
-            }
-            config.top_k = args.top_k.unwrap_or(config.top_k);
-            config.seed = args.seed.unwrap_or(config.seed);
-            config.limit = args.limit.or(config.limit);
-            run::plan_resume(&record, &dataset, &config)?;
-            (store, record, target)
+            let request = ResumeRequest {
+                run: reference.clone(),
+                target: args.target.clone(),
+                metrics: args.metrics.clone(),
+                top_k: args.top_k,
+                limit: args.limit,
+                seed: args.seed,
+            };
+            let prepared = run::prepare_resume(&store, &dataset, &request)?;
+            (store, prepared)
         }
     };
+    let run_record = prepared.record;
+    let mut target = prepared.target;
 
     let cancel = Arc::new(AtomicBool::new(false));
     {
@@ -170,37 +155,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         return Ok(1);
     }
     Ok(0)
-}
-
-/// Resolve `--target`; returns the target and, for answer files, the file's sha256.
-fn build_target(spec: &str, dataset: &Dataset) -> anyhow::Result<(Box<dyn Target>, Option<String>)> {
-    match spec.split_once(':') {
-        Some(("answers", file)) => {
-            let path = resolve_answers_path(file, &dataset.root)?;
-            let bytes =
-                std::fs::read(&path).with_context(|| format!("{}: cannot read", path.display()))?;
-            let answers = load_answers_file(&path, dataset)?;
-            let sha = hex::encode(Sha256::digest(&bytes));
-            Ok((Box::new(AnswersFileTarget::new(path, answers)), Some(sha)))
-        }
-        _ if spec == "answers" => bail!("--target answers needs a file: --target answers:FILE"),
-        _ => bail!("unknown target {spec:?}; available: answers:FILE"),
-    }
-}
-
-fn resolve_answers_path(file: &str, dataset_root: &Path) -> anyhow::Result<PathBuf> {
-    let given = PathBuf::from(file);
-    if given.is_file() {
-        return Ok(given);
-    }
-    let in_dataset = dataset_root.join(file);
-    if in_dataset.is_file() {
-        return Ok(in_dataset);
-    }
-    bail!(
-        "{file}: answers file not found (looked in the current folder and in {})",
-        dataset_root.display()
-    )
 }
 
 /// The eShopSupport evaluator's closing lines, with intervals: items, average duration, and the
