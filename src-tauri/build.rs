@@ -1,0 +1,24 @@
+//! Builds the Tauri context from the root `tauri.conf.json` and declares the app's commands,
+//! so capabilities can allow exactly the ones the UI uses.
+fn main() {
+    let manifest = tauri_build::AppManifest::new().commands(&[
+        "db_path",
+        "list_runs",
+        "run_view",
+        "compare_runs",
+        "start_run",
+        "cancel_run",
+        "open_dataset",
+        "read_manual",
+        "import_dataset",
+        "export_report",
+    ]);
+    if let Err(error) = tauri_build::try_build(
+        tauri_build::Attributes::new()
+            .config_path("../tauri.conf.json")
+            .app_manifest(manifest),
+    ) {
+        eprintln!("tauri build step failed: {error:#}");
+        std::process::exit(1);
+    }
+}

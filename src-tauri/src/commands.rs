@@ -1,0 +1,266 @@
+//! Thin commands over the core: each opens the store (same default as the CLI), calls one core
+//! function and returns its serde shape. Errors reach the UI as their `Display` text.
+
+use assay::compare::{compare_runs as core_compare, Comparison};
+use assay::dataset::{import_csv, import_eshop, load_dataset, CsvColumns, Question};
+use assay::report::svg_chart::{histogram_chart, interval_chart, IntervalRow};
+use assay::report::{load_report, to_json, write_report, ReportFormat, ReportOptions, RunReport};
+use assay::store::{RunRecord, Store};
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// `$ASSAY_DB`, else `<data dir>/assay/assay.sqlite`: the CLI's default, so CLI runs show up here.
+pub fn default_db() -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os("ASSAY_DB").filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(path));
+    }
+    let dirs = directories::ProjectDirs::from("", "", "assay")
+        .ok_or_else(|| "no home directory: set ASSAY_DB to a database file".to_string())?;
+    Ok(dirs.data_dir().join("assay.sqlite"))
+}
+
+/// The store, created on first use so a new user sees an empty list rather than an error.
+pub fn open_store() -> Result<Store, String> {
+    let path = default_db()?;
+    Store::open(&path).map_err(|e| e.to_string())
+}
+
+fn load(store: &Store, reference: &str) -> Result<RunReport, String> {
+    let record = store.find_run(reference).map_err(|e| e.to_string())?;
+    load_report(store, record).map_err(|e| e.to_string())
+}
+
+#[tauri::command]
+pub async fn db_path() -> Result<String, String> {
+    Ok(default_db()?.display().to_string())
+}
+
+#[tauri::command]
+pub async fn list_runs() -> Result<Vec<RunRecord>, String> {
+    open_store()?.runs().map_err(|e| e.to_string())
+}
+
+/// Everything the Run screen shows: the JSON export of the run and the report's charts.
+#[derive(Serialize)]
+pub struct RunView {
+    /// The run in the JSON export schema (docs: DESIGN.md).
+    run: serde_json::Value,
+    /// Trusted SVG from the core (labels escaped there).
+    interval_chart: String,
+    histograms: Vec<String>,
+}
+
+fn metric_names(reports: &[RunReport]) -> Vec<String> {
+    let names: BTreeSet<String> = reports.iter().flat_map(|r| r.summary.metrics.keys().cloned()).collect();
+    names.into_iter().collect()
+}
+
+fn item_score(report: &RunReport, metric: &str) -> Vec<f64> {
+    report
+        .items
+        .iter()
+        .filter_map(|i| i.metrics.get(metric).copied().or_else(|| i.verdicts.get(metric).and_then(|v| v.score)))
+        .collect()
+}
+
+#[tauri::command]
+pub async fn run_view(run: String) -> Result<RunView, String> {
+    let store = open_store()?;
+    let report = load(&store, &run)?;
+    let rows: Vec<IntervalRow> = report
+        .summary
+        .metrics
+        .iter()
+        .map(|(name, m)| IntervalRow { label: name.clone(), value: m.mean, low: m.ci95[0], high: m.ci95[1] })
+        .collect();
+    let interval = interval_chart("mean with 95% interval", &rows, 0.0, 1.0, None);
+    let histograms = metric_names(std::slice::from_ref(&report))
+        .iter()
+        .map(|name| {
+            histogram_chart(
+                &format!("{name}: share of items per score band"),
+                &[(report.run.name.clone(), item_score(&report, name))],
+            )
+        })
+        .collect();
+    let export = serde_json::to_value(to_json(std::slice::from_ref(&report))).map_err(|e| e.to_string())?;
+    let run = export["runs"][0].clone();
+    Ok(RunView { run, interval_chart: interval, histograms })
+}
+
+/// One question answered differently by the baseline and another run, side by side.
+#[derive(Serialize)]
+pub struct SideBySide {
+    metric: String,
+    question_id: String,
+    question: String,
+    reference: Option<String>,
+    answer_a: Option<String>,
+    answer_b: Option<String>,
+    score_a: f64,
+    score_b: f64,
+}
+
+#[derive(Serialize)]
+pub struct CompareView {
+    runs: Vec<RunRecord>,
+    /// Every other run against the first (the baseline).
+    comparisons: Vec<Comparison>,
+    /// Per metric: each run's mean with its interval (the HTML report's chart).
+    charts: Vec<String>,
+    /// Per comparison: the most-disagreeing questions with both answers.
+    side_by_side: Vec<Vec<SideBySide>>,
+}
+
+fn answer_of(report: &RunReport, question_id: &str) -> (Option<Question>, Option<String>) {
+    report
+        .items
+        .iter()
+        .find(|i| i.question.id == question_id)
+        .map(|i| (Some(i.question.clone()), i.answer.as_ref().map(|a| a.text.clone())))
+        .unwrap_or((None, None))
+}
+
+#[tauri::command]
+pub async fn compare_runs(runs: Vec<String>, seed: Option<u64>) -> Result<CompareView, String> {
+    if runs.len() < 2 {
+        return Err("pick at least two runs to compare".into());
+    }
+    let store = open_store()?;
+    let reports = runs.iter().map(|r| load(&store, r)).collect::<Result<Vec<_>, _>>()?;
+    let seed = seed.unwrap_or(0);
+    let comparisons: Vec<Comparison> = reports.iter().skip(1).map(|b| core_compare(&reports[0], b, seed)).collect();
+    let charts = metric_names(&reports)
+        .iter()
+        .map(|name| {
+            let rows: Vec<IntervalRow> = reports
+                .iter()
+                .map(|r| match r.summary.metrics.get(name) {
+                    Some(m) => IntervalRow { label: r.run.name.clone(), value: m.mean, low: m.ci95[0], high: m.ci95[1] },
+                    None => IntervalRow { label: r.run.name.clone(), value: f64::NAN, low: f64::NAN, high: f64::NAN },
+                })
+                .collect();
+            interval_chart(&format!("{name}: mean with 95% interval"), &rows, 0.0, 1.0, None)
+        })
+        .collect();
+    let side_by_side = comparisons
+        .iter()
+        .zip(reports.iter().skip(1))
+        .map(|(comparison, b)| {
+            comparison
+                .diffs
+                .iter()
+                .flat_map(|d| d.disagreements.iter().map(move |g| (d.metric.clone(), g)))
+                .map(|(metric, g)| {
+                    let (question, answer_a) = answer_of(&reports[0], &g.question_id);
+                    let (_, answer_b) = answer_of(b, &g.question_id);
+                    SideBySide {
+                        metric,
+                        question_id: g.question_id.clone(),
+                        question: question.as_ref().map(|q| q.question.clone()).unwrap_or_default(),
+                        reference: question.and_then(|q| q.answer),
+                        answer_a,
+                        answer_b,
+                        score_a: g.a,
+                        score_b: g.b,
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    Ok(CompareView { runs: reports.into_iter().map(|r| r.run).collect(), comparisons, charts, side_by_side })
+}
+
+/// A dataset as the Datasets screen browses it.
+#[derive(Serialize)]
+pub struct DatasetView {
+    root: String,
+    name: String,
+    description: String,
+    fingerprint: String,
+    questions: Vec<Question>,
+    documents: Vec<String>,
+}
+
+#[tauri::command]
+pub async fn open_dataset(dir: String) -> Result<DatasetView, String> {
+    let dataset = load_dataset(Path::new(&dir)).map_err(|e| e.to_string())?;
+    Ok(DatasetView {
+        root: dataset.root.display().to_string(),
+        name: dataset.manifest.name.clone(),
+        description: dataset.manifest.description.clone(),
+        fingerprint: dataset.fingerprint.clone(),
+        documents: dataset.documents.iter().map(|d| d.id.clone()).collect(),
+        questions: dataset.questions,
+    })
+}
+
+/// A manual of a dataset as plain text. Only documents the dataset lists can be read.
+#[tauri::command]
+pub async fn read_manual(dir: String, doc: String) -> Result<String, String> {
+    let dataset = load_dataset(Path::new(&dir)).map_err(|e| e.to_string())?;
+    let file = dataset
+        .documents
+        .iter()
+        .find(|d| d.id == doc)
+        .ok_or_else(|| format!("{doc}: not a document of this dataset"))?;
+    let is_text = matches!(file.path.extension().and_then(|e| e.to_str()), Some("md" | "txt"));
+    if !is_text {
+        return Err(format!("{}: only .md and .txt manuals can be shown as text here", file.path.display()));
+    }
+    let bytes = std::fs::read(&file.path).map_err(|e| format!("{}: {e}", file.path.display()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[derive(Serialize)]
+pub struct ImportResult {
+    output: String,
+    questions: usize,
+    documents: usize,
+}
+
+#[tauri::command]
+pub async fn import_dataset(kind: String, file: String, corpus: String, output: String) -> Result<ImportResult, String> {
+    let (file, corpus, output) = (PathBuf::from(file), PathBuf::from(corpus), PathBuf::from(output));
+    let summary = match kind.as_str() {
+        "eshop" => import_eshop(&file, &corpus, &output),
+        "csv" => import_csv(&file, &corpus, &output, &CsvColumns::default()),
+        other => return Err(format!("unknown import kind {other:?}; use eshop or csv")),
+    }
+    .map_err(|e| e.to_string())?;
+    Ok(ImportResult {
+        output: summary.output.display().to_string(),
+        questions: summary.questions,
+        documents: summary.documents,
+    })
+}
+
+/// Write a report to `path` (chosen in a save dialog) or, without one, to the `reports` folder
+/// next to the database (the app's own data).
+#[tauri::command]
+pub async fn export_report(runs: Vec<String>, format: String, path: Option<String>) -> Result<String, String> {
+    let format: ReportFormat = format.parse()?;
+    let store = open_store()?;
+    let reports = runs.iter().map(|r| load(&store, r)).collect::<Result<Vec<_>, _>>()?;
+    let first = reports.first().ok_or("pick at least one run to export")?;
+    let path = match path {
+        Some(path) => PathBuf::from(path),
+        None => {
+            let dir = default_db()?.parent().map(|p| p.join("reports")).ok_or("the database has no folder")?;
+            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            let extension = match format {
+                ReportFormat::Html => "html",
+                ReportFormat::Markdown => "md",
+                ReportFormat::Csv => "csv",
+                ReportFormat::Json => "json",
+                ReportFormat::Junit => "xml",
+            };
+            let stem = if reports.len() == 1 { first.run.id.clone() } else { format!("compare-{}", first.run.id) };
+            dir.join(format!("{stem}.{extension}"))
+        }
+    };
+    let options = ReportOptions { gates: Vec::new(), seed: 0 };
+    write_report(&reports, format, &options, &path).map_err(|e| e.to_string())?;
+    Ok(path.display().to_string())
+}

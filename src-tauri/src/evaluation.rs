@@ -1,0 +1,156 @@
+//! Starting, following and cancelling an evaluation. The run is prepared and executed on its own
+//! thread (the core's `execute` blocks until the last item), and each progress event from the
+//! core is forwarded to the window as a `run-progress` event. One run at a time.
+
+use crate::commands::open_store;
+use assay::dataset::load_dataset;
+use assay::run::{self, Progress, ResumeRequest, RunRequest};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Instant;
+use tauri::{AppHandle, Emitter, State};
+
+/// The cancel flag of the run in flight, if any.
+#[derive(Default)]
+pub struct ActiveRun(Mutex<Option<Arc<AtomicBool>>>);
+
+/// What the New run screen asks for. `resume` names an interrupted run to finish instead.
+#[derive(Deserialize)]
+pub struct StartRequest {
+    dataset: String,
+    /// `answers:FILE` today; `rag`, `retrieve` where the core supports them.
+    target: String,
+    metrics: Vec<String>,
+    limit: Option<usize>,
+    seed: Option<u64>,
+    name: Option<String>,
+    resume: Option<String>,
+}
+
+/// One progress event as the window receives it.
+#[derive(Serialize, Clone)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ProgressEvent {
+    Started { run_id: String, total: usize, already_done: usize },
+    Item { question_id: String, question: String },
+    Done {
+        question_id: String,
+        done: usize,
+        total: usize,
+        error: Option<String>,
+        /// Items per second since this session of the run started.
+        rate: f64,
+        /// Seconds left at that rate; None until an item has finished.
+        eta_s: Option<f64>,
+    },
+    Finished { run_id: String, status: String },
+    Failed { message: String },
+}
+
+fn emit(app: &AppHandle, event: ProgressEvent) {
+    // A closed window is not an error for the run: it carries on and stays resumable.
+    let _ = app.emit("run-progress", event);
+}
+
+/// Prepare the run, start it on a worker thread and return its id once it is in the store.
+#[tauri::command]
+pub async fn start_run(app: AppHandle, state: State<'_, ActiveRun>, request: StartRequest) -> Result<String, String> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let mut active = state.0.lock().map_err(|_| "run state poisoned")?;
+        if active.as_ref().is_some_and(|c| Arc::strong_count(c) > 1) {
+            return Err("a run is already in progress; wait for it or cancel it".into());
+        }
+        *active = Some(cancel.clone());
+    }
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<String, String>>();
+    std::thread::spawn(move || worker(app, request, cancel, ready_tx));
+    tauri::async_runtime::spawn_blocking(move || ready_rx.recv())
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|_| "the run stopped before it started".to_string())?
+}
+
+fn worker(app: AppHandle, request: StartRequest, cancel: Arc<AtomicBool>, ready: mpsc::Sender<Result<String, String>>) {
+    let prepared = (|| {
+        let dataset = load_dataset(Path::new(&request.dataset)).map_err(|e| e.to_string())?;
+        let store = open_store()?;
+        let prepared = match &request.resume {
+            None => {
+                let run_request = RunRequest {
+                    target: request.target.clone(),
+                    metrics: request.metrics.clone(),
+                    top_k: None,
+                    limit: request.limit,
+                    seed: request.seed,
+                    name: request.name.clone().filter(|n| !n.trim().is_empty()),
+                    experiment: None,
+                };
+                assay::metrics::select(&run_request.metrics).map_err(|e| e.to_string())?;
+                run::prepare_new_run(&store, &dataset, &run_request)
+            }
+            Some(reference) => run::prepare_resume(
+                &store,
+                &dataset,
+                &ResumeRequest { run: reference.clone(), ..ResumeRequest::default() },
+            ),
+        }
+        .map_err(|e| e.to_string())?;
+        Ok::<_, String>((dataset, store, prepared))
+    })();
+    let (dataset, mut store, prepared) = match prepared {
+        Ok(p) => p,
+        Err(message) => {
+            let _ = ready.send(Err(message));
+            return;
+        }
+    };
+    let record = prepared.record;
+    let mut target = prepared.target;
+    let _ = ready.send(Ok(record.id.clone()));
+
+    let started = Instant::now();
+    let mut first_done: Option<usize> = None;
+    let mut on_progress = |event: &Progress| {
+        let forwarded = match event {
+            Progress::Started { run_id, total, already_done } => {
+                ProgressEvent::Started { run_id: run_id.clone(), total: *total, already_done: *already_done }
+            }
+            Progress::ItemStarted { question_id, question } => {
+                ProgressEvent::Item { question_id: question_id.clone(), question: question.clone() }
+            }
+            Progress::ItemDone { question_id, done, total, error } => {
+                // Items finished before this session (a resumed run) do not count toward the rate.
+                let base = *first_done.get_or_insert(done.saturating_sub(1));
+                let finished_here = done.saturating_sub(base) as f64;
+                let secs = started.elapsed().as_secs_f64().max(1e-3);
+                let rate = finished_here / secs;
+                let eta_s = (rate > 0.0).then(|| total.saturating_sub(*done) as f64 / rate);
+                ProgressEvent::Done { question_id: question_id.clone(), done: *done, total: *total, error: error.clone(), rate, eta_s }
+            }
+        };
+        emit(&app, forwarded);
+    };
+    let outcome = run::execute(&mut store, &record, &dataset, target.as_mut(), &mut on_progress, &cancel);
+    match outcome {
+        Ok(status) => emit(&app, ProgressEvent::Finished { run_id: record.id.clone(), status: status.as_str().into() }),
+        Err(error) => emit(&app, ProgressEvent::Failed { message: error.to_string() }),
+    }
+    // Dropping `cancel` here marks the slot free (see the strong count check in start_run).
+    drop(cancel);
+}
+
+/// Ask the run in flight to stop after its current item; what finished stays and is resumable.
+#[tauri::command]
+pub async fn cancel_run(state: State<'_, ActiveRun>) -> Result<bool, String> {
+    let active = state.0.lock().map_err(|_| "run state poisoned")?;
+    match active.as_ref() {
+        Some(flag) if Arc::strong_count(flag) > 1 => {
+            flag.store(true, Ordering::Relaxed);
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}

@@ -1,0 +1,32 @@
+//! Assay desktop app: a Tauri window over the assay core. The commands in `commands` read the
+//! store and render reports; `evaluation` runs an evaluation on a worker thread and streams its
+//! progress as events. No evaluation logic lives here or in the UI.
+
+// No console window on Windows release builds.
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+mod commands;
+mod evaluation;
+
+fn main() {
+    let app = tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
+        .manage(evaluation::ActiveRun::default())
+        .invoke_handler(tauri::generate_handler![
+            commands::db_path,
+            commands::list_runs,
+            commands::run_view,
+            commands::compare_runs,
+            commands::open_dataset,
+            commands::read_manual,
+            commands::import_dataset,
+            commands::export_report,
+            evaluation::start_run,
+            evaluation::cancel_run,
+        ])
+        .run(tauri::generate_context!("../tauri.conf.json"));
+    if let Err(error) = app {
+        eprintln!("assay-desktop: the window could not start: {error}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,88 @@
+// Typed calls to the desktop shell's commands. The shapes mirror the core's serde types.
+import { invoke } from "@tauri-apps/api/core";
+
+export type RunStatus = "running" | "finished" | "cancelled" | "failed";
+
+export interface RunRecord {
+  id: string; name: string; dataset: string; dataset_root: string; status: RunStatus;
+  total_items: number; created_at: string; finished_at: string | null;
+  config: { target: string; metrics: string[]; top_k?: number; seed?: number; model?: string | null };
+}
+
+export interface MetricSummary { mean: number; ci95: [number, number]; n: number; unscored: number }
+
+export interface Verdict {
+  label: string | null; score: number | null; distribution: Record<string, number>;
+  explanation: string | null; error?: string | null;
+}
+
+export interface RetrievedChunk { chunk_id: string; doc: string; score: number; text: string }
+
+export interface RunItem {
+  id: string; question: string; reference: string | null; refuse: boolean; doc: string | null;
+  answer: string | null; citations: string[]; retrieved: RetrievedChunk[];
+  metrics: Record<string, number>; verdicts: Record<string, Verdict>;
+  latency_ms: number | null; prompt_tokens: number | null; completion_tokens: number | null; error: string | null;
+}
+
+export interface JsonRun {
+  id: string; name: string; dataset: string; created_at: string; status: RunStatus;
+  config: RunRecord["config"]; items_total: number; items_done: number; errors: number;
+  avg_latency_ms: number | null; summary: Record<string, MetricSummary>; items: RunItem[];
+}
+
+export interface RunView { run: JsonRun; interval_chart: string; histograms: string[] }
+
+export interface PairedDiff {
+  metric: string; pairs: number; excluded: number; mean_a: number; ci95_a: [number, number];
+  mean_b: number; ci95_b: [number, number]; mean_diff: number; ci95_diff: [number, number];
+  wins: number; ties: number; losses: number; sign_test_p: number;
+  verdict: "a_better" | "b_better" | "no_significant_difference" | "no_pairs";
+}
+
+export interface Comparison { run_a: string; name_a: string; run_b: string; name_b: string; same_dataset: boolean; diffs: PairedDiff[] }
+
+export interface SideBySide {
+  metric: string; question_id: string; question: string; reference: string | null;
+  answer_a: string | null; answer_b: string | null; score_a: number; score_b: number;
+}
+
+export interface CompareView { runs: RunRecord[]; comparisons: Comparison[]; charts: string[]; side_by_side: SideBySide[][] }
+
+export interface Question {
+  id: string; question: string; answer?: string; doc?: string; context?: string;
+  citations?: string[]; refuse?: boolean; tags?: string[];
+}
+
+export interface DatasetView { root: string; name: string; description: string; fingerprint: string; questions: Question[]; documents: string[] }
+
+export interface StartRequest {
+  dataset: string; target: string; metrics: string[]; limit: number | null; seed: number | null;
+  name: string | null; resume: string | null;
+}
+
+export type ProgressEvent =
+  | { kind: "started"; run_id: string; total: number; already_done: number }
+  | { kind: "item"; question_id: string; question: string }
+  | { kind: "done"; question_id: string; done: number; total: number; error: string | null; rate: number; eta_s: number | null }
+  | { kind: "finished"; run_id: string; status: RunStatus }
+  | { kind: "failed"; message: string };
+
+export const api = {
+  dbPath: () => invoke<string>("db_path"),
+  listRuns: () => invoke<RunRecord[]>("list_runs"),
+  runView: (run: string) => invoke<RunView>("run_view", { run }),
+  compareRuns: (runs: string[]) => invoke<CompareView>("compare_runs", { runs, seed: null }),
+  openDataset: (dir: string) => invoke<DatasetView>("open_dataset", { dir }),
+  readManual: (dir: string, doc: string) => invoke<string>("read_manual", { dir, doc }),
+  importDataset: (kind: string, file: string, corpus: string, output: string) =>
+    invoke<{ output: string; questions: number; documents: number }>("import_dataset", { kind, file, corpus, output }),
+  exportReport: (runs: string[], format: string, path: string | null) => invoke<string>("export_report", { runs, format, path }),
+  startRun: (request: StartRequest) => invoke<string>("start_run", { request }),
+  cancelRun: () => invoke<boolean>("cancel_run"),
+};
+
+/** Errors from commands arrive as strings; anything else is shown by its text. */
+export function errorText(error: unknown): string {
+  return typeof error === "string" ? error : error instanceof Error ? error.message : JSON.stringify(error);
+}

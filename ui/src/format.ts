@@ -1,0 +1,27 @@
+// Display formatting only: every number shown is computed by the core; these functions round it.
+
+export function fixed(value: number | null | undefined, digits = 3): string {
+  return value === null || value === undefined || Number.isNaN(value) ? "—" : value.toFixed(digits);
+}
+
+export function interval(ci: [number, number] | null | undefined): string {
+  return ci ? `[${fixed(ci[0])}, ${fixed(ci[1])}]` : "—";
+}
+
+export function signed(value: number): string {
+  return Number.isNaN(value) ? "—" : (value > 0 ? "+" : "") + value.toFixed(3);
+}
+
+export function ms(value: number | null | undefined): string {
+  return value === null || value === undefined ? "—" : `${value.toFixed(1)} ms`;
+}
+
+export function duration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return "—";
+  const s = Math.round(seconds);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+export function when(rfc3339: string): string {
+  return rfc3339.replace("T", " ").replace(/(\.\d+)?Z$/, " UTC");
+}

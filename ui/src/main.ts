@@ -1,0 +1,67 @@
+// The app's frame: a sidebar of screens and the screen area. Each screen module renders into
+// the area; navigation passes what the next screen needs (a run id, selected runs).
+import { h, clear } from "./dom";
+import { renderRuns } from "./screens/runs";
+import { renderRun } from "./screens/run";
+import { renderCompare } from "./screens/compare";
+import { renderNewRun } from "./screens/newrun";
+import { renderDatasets } from "./screens/datasets";
+import { renderExport } from "./screens/export";
+
+export type Route =
+  | { screen: "runs" }
+  | { screen: "run"; run: string }
+  | { screen: "compare"; runs: string[] }
+  | { screen: "new"; resume?: { run: string; dataset: string } }
+  | { screen: "datasets" }
+  | { screen: "export"; runs: string[] };
+
+const screens: { screen: Route["screen"]; label: string }[] = [
+  { screen: "runs", label: "Runs" },
+  { screen: "compare", label: "Compare" },
+  { screen: "new", label: "New run" },
+  { screen: "datasets", label: "Datasets" },
+  { screen: "export", label: "Export" },
+];
+
+/** Runs ticked in the Runs list, shared by Compare and Export. */
+export const selection = new Set<string>();
+
+export function go(route: Route): void {
+  const nav = document.getElementById("nav")!;
+  const area = document.getElementById("screen")!;
+  clear(nav);
+  nav.append(h("div", { class: "brand" }, "Assay"));
+  for (const s of screens) {
+    const current = s.screen === route.screen || (s.screen === "runs" && route.screen === "run");
+    nav.append(
+      h("button", {
+        class: current ? "nav current" : "nav",
+        "data-screen": s.screen,
+        "aria-current": current ? "page" : undefined,
+        onclick: () => go(defaultRoute(s.screen)),
+      }, s.label),
+    );
+  }
+  clear(area);
+  area.focus();
+  switch (route.screen) {
+    case "runs": return void renderRuns(area);
+    case "run": return void renderRun(area, route.run);
+    case "compare": return void renderCompare(area, route.runs);
+    case "new": return void renderNewRun(area, route.resume);
+    case "datasets": return void renderDatasets(area);
+    case "export": return void renderExport(area, route.runs);
+  }
+}
+
+function defaultRoute(screen: Route["screen"]): Route {
+  switch (screen) {
+    case "compare": return { screen, runs: [...selection] };
+    case "export": return { screen, runs: [...selection] };
+    case "run": return { screen: "runs" };
+    default: return { screen } as Route;
+  }
+}
+
+go({ screen: "runs" });

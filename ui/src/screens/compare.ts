@@ -1,0 +1,79 @@
+// Compare: two or more runs, each against the first (the baseline). Per metric: both means,
+// the paired difference with its interval, the core's verdict, wins/ties/losses and the sign
+// test; then the questions where the runs disagree most, side by side.
+import { api, errorText, Comparison, RunRecord, SideBySide } from "../api";
+import { h, append, svg } from "../dom";
+import { fixed, interval, signed, when } from "../format";
+import { go, selection } from "../main";
+
+export async function renderCompare(area: HTMLElement, runs: string[]): Promise<void> {
+  append(area, h("h1", {}, "Compare"));
+  const all = await api.listRuns().catch(() => [] as RunRecord[]);
+  append(area, picker(all, runs));
+  if (runs.length < 2) {
+    append(area, h("p", { class: "muted" }, "Tick two or more runs (the first is the baseline) and press Compare."));
+    return;
+  }
+  let view;
+  try {
+    view = await api.compareRuns(runs);
+  } catch (e) {
+    append(area, h("p", { class: "error" }, errorText(e)));
+    return;
+  }
+  view.comparisons.forEach((c, i) => append(area, comparisonTable(c), sideBySide(c, view.side_by_side[i] ?? [])));
+  append(area, h("h2", {}, "Means with 95% intervals"), h("section", { class: "charts" }, ...view.charts.map(svg)));
+}
+
+function picker(all: RunRecord[], chosen: string[]): HTMLElement {
+  const order = [...chosen];
+  const list = h("div", { class: "picker", id: "compare-picker" });
+  for (const run of all) {
+    const box = h("input", { type: "checkbox", value: run.id, checked: chosen.includes(run.id) });
+    box.addEventListener("change", () => {
+      if (box.checked) { if (!order.includes(run.id)) order.push(run.id); } else order.splice(order.indexOf(run.id), 1);
+    });
+    list.append(h("label", {}, box, ` ${run.name} `, h("span", { class: "muted" }, `${run.id.slice(0, 8)} · ${when(run.created_at)}`)));
+  }
+  list.append(h("div", { class: "actions" }, h("button", {
+    id: "compare-go",
+    onclick: () => { selection.clear(); order.forEach((r) => selection.add(r)); go({ screen: "compare", runs: order }); },
+  }, "Compare")));
+  return list;
+}
+
+const verdictText = (c: Comparison, v: string) =>
+  v === "a_better" ? `${c.name_a} better` : v === "b_better" ? `${c.name_b} better` : v === "no_pairs" ? "no paired items" : "no significant difference";
+
+function comparisonTable(c: Comparison): HTMLElement {
+  const rows = c.diffs.map((d) => h("tr", { "data-metric": d.metric },
+    h("th", {}, d.metric),
+    h("td", { class: "num" }, `${fixed(d.mean_a)} ${interval(d.ci95_a)}`),
+    h("td", { class: "num" }, `${fixed(d.mean_b)} ${interval(d.ci95_b)}`),
+    h("td", { class: "num" }, `${signed(d.mean_diff)} ${interval(d.ci95_diff)}`),
+    h("td", { class: `verdict ${d.verdict}` }, verdictText(c, d.verdict)),
+    h("td", { class: "num" }, `${d.wins} / ${d.ties} / ${d.losses}`),
+    h("td", { class: "num" }, fixed(d.sign_test_p)),
+    h("td", { class: "num" }, `${d.pairs}${d.excluded ? ` (+${d.excluded} unpaired)` : ""}`)));
+  return h("section", { class: "comparison" },
+    h("h2", {}, `${c.name_b} vs ${c.name_a} (baseline)`),
+    c.same_dataset ? null : h("p", { class: "warn" }, "The runs used different versions of the dataset; questions are paired by id."),
+    h("table", { class: "rows comparison-table" },
+      h("thead", {}, h("tr", {}, ...["metric", "A mean [95%]", "B mean [95%]", "B − A [95%]", "verdict", "wins / ties / losses", "sign test p", "pairs"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, ...rows)));
+}
+
+function sideBySide(c: Comparison, items: SideBySide[]): HTMLElement {
+  const section = h("section", { class: "disagreements" }, h("h3", {}, "Where they disagree most"));
+  for (const item of items) {
+    section.append(h("article", { class: "pair" },
+      h("header", {}, h("span", { class: "mono" }, item.question_id), ` · ${item.metric}: `, `${fixed(item.score_a, 2)} → ${fixed(item.score_b, 2)}`),
+      h("p", { class: "text question" }, item.question),
+      h("p", { class: "text muted" }, `Reference: ${item.reference ?? "(should decline)"}`),
+      h("div", { class: "two" },
+        h("div", {}, h("h4", {}, c.name_a), h("p", { class: "text" }, item.answer_a ?? "(no answer)")),
+        h("div", {}, h("h4", {}, c.name_b), h("p", { class: "text" }, item.answer_b ?? "(no answer)")))));
+  }
+  if (items.length === 0) section.append(h("p", { class: "muted" }, "No question scored differently."));
+  return section;
+}

@@ -1,0 +1,111 @@
+// Datasets: open a dataset folder and browse its questions (filter by tag, document, refuse and
+// text), read a manual as plain text, and import eShopSupport JSON or CSV into a new dataset.
+import { open } from "@tauri-apps/plugin-dialog";
+import { api, errorText, DatasetView, Question } from "../api";
+import { h, append, clear } from "../dom";
+import { keyboardRows } from "./table";
+import { filterQuestions, QuestionFilter } from "./filter";
+
+let lastDataset = "";
+
+export async function renderDatasets(area: HTMLElement): Promise<void> {
+  append(area, h("h1", {}, "Datasets"));
+  const path = h("input", { id: "dataset-path", type: "text", value: lastDataset, placeholder: "dataset folder", spellcheck: "false" });
+  const error = h("p", { class: "error", id: "dataset-error" });
+  const content = h("div", { id: "dataset-content" });
+  const load = async () => {
+    error.textContent = "";
+    clear(content);
+    try {
+      const view = await api.openDataset(path.value.trim());
+      lastDataset = path.value.trim();
+      browse(content, view);
+    } catch (e) {
+      error.textContent = errorText(e);
+    }
+  };
+  append(area,
+    h("div", { class: "form" }, h("span", { class: "row" }, path,
+      h("button", { onclick: async () => { const p = await open({ directory: true }); if (typeof p === "string") { path.value = p; await load(); } } }, "Browse…"),
+      h("button", { id: "dataset-open", onclick: load }, "Open"))),
+    error, content, importForm());
+  if (lastDataset) await load();
+}
+
+function browse(area: HTMLElement, view: DatasetView): void {
+  const tags = [...new Set(view.questions.flatMap((q) => q.tags ?? []))].sort();
+  const docs = [...new Set(view.questions.map((q) => q.doc).filter((d): d is string => !!d))].sort();
+  const filter: QuestionFilter = { text: "", tag: "", doc: "", refuse: "" };
+  const select = (id: string, label: string, values: string[], key: "tag" | "doc" | "refuse") => {
+    const el = h("select", { id }, h("option", { value: "" }, `any ${label}`), ...values.map((v) => h("option", { value: v }, v)));
+    el.addEventListener("change", () => { filter[key] = el.value; apply(); });
+    return el;
+  };
+  const text = h("input", { id: "question-search", type: "search", placeholder: "search questions" });
+  text.addEventListener("input", () => { filter.text = text.value; apply(); });
+  const count = h("span", { class: "muted", id: "question-count" });
+  const body = h("tbody");
+  const rows = view.questions.map((q) => {
+    const row = h("tr", { "data-question": q.id },
+      h("td", { class: "mono" }, q.id), h("td", { class: "question" }, q.question), h("td", {}, q.answer ?? ""),
+      h("td", {}, q.doc ?? ""), h("td", {}, (q.tags ?? []).join(", ")), h("td", {}, q.refuse ? "yes" : ""));
+    body.append(row);
+    return { q, row };
+  });
+  const apply = () => {
+    const shown = new Set(filterQuestions(view.questions, filter).map((q: Question) => q.id));
+    for (const { q, row } of rows) row.hidden = !shown.has(q.id);
+    count.textContent = `${shown.size} of ${view.questions.length} questions`;
+  };
+  const table = h("table", { class: "rows", id: "dataset-questions" },
+    h("thead", {}, h("tr", {}, ...["id", "question", "reference", "doc", "tags", "refuse"].map((t) => h("th", {}, t)))), body);
+  const manual = h("pre", { class: "manual", id: "manual-text" });
+  const openManual = async (doc: string) => {
+    try { manual.textContent = await api.readManual(view.root, doc); } catch (e) { manual.textContent = errorText(e); }
+  };
+  keyboardRows(table, (row) => { const q = view.questions.find((x) => x.id === row.dataset.question); if (q?.doc) openManual(q.doc); });
+  append(area,
+    h("h2", {}, view.name), h("p", { class: "muted" }, `${view.description} · fingerprint ${view.fingerprint.slice(0, 12)}`),
+    h("div", { class: "filters" }, text, select("filter-tag", "tag", tags, "tag"), select("filter-doc", "doc", docs, "doc"),
+      select("filter-refuse", "refuse", ["yes", "no"], "refuse"), count),
+    h("section", { class: "split" }, h("div", { class: "scroll" }, table),
+      h("aside", { class: "detail" }, h("h3", {}, "Manuals"),
+        h("ul", { class: "chips" }, ...view.documents.map((d) => h("li", {}, h("button", { class: "chip", "data-doc": d, onclick: () => openManual(d) }, d)))),
+        manual)));
+  apply();
+}
+
+function importForm(): HTMLElement {
+  const kind = h("select", { id: "import-kind" }, h("option", { value: "eshop" }, "eShopSupport evalquestions.json"), h("option", { value: "csv" }, "CSV (Question, Golden Response, Golden Context)"));
+  const file = h("input", { id: "import-file", type: "text", placeholder: "questions file" });
+  const corpus = h("input", { id: "import-corpus", type: "text", placeholder: "folder of manuals" });
+  const output = h("input", { id: "import-output", type: "text", placeholder: "new dataset folder" });
+  const status = h("p", { id: "import-status", "aria-live": "polite" });
+  const browse = (input: HTMLInputElement, directory: boolean) => h("button", {
+    type: "button",
+    onclick: async () => { const p = await open({ directory }); if (typeof p === "string") input.value = p; },
+  }, "Browse…");
+  const go = h("button", {
+    id: "import-go",
+    onclick: async () => {
+      status.className = "";
+      status.textContent = "importing…";
+      try {
+        const r = await api.importDataset(kind.value, file.value.trim(), corpus.value.trim(), output.value.trim());
+        status.textContent = `Imported ${r.questions} questions and ${r.documents} documents into ${r.output}`;
+        lastDataset = r.output;
+      } catch (e) {
+        status.className = "error";
+        status.textContent = errorText(e);
+      }
+    },
+  }, "Import");
+  return h("section", { class: "import" }, h("h2", {}, "Import a dataset"),
+    h("div", { class: "form" },
+      h("label", { class: "field" }, h("span", {}, "Format"), kind),
+      h("label", { class: "field" }, h("span", {}, "Questions file"), h("span", { class: "row" }, file, browse(file, false))),
+      h("label", { class: "field" }, h("span", {}, "Corpus folder"), h("span", { class: "row" }, corpus, browse(corpus, true))),
+      h("label", { class: "field" }, h("span", {}, "Output folder"), h("span", { class: "row" }, output, browse(output, true))),
+      h("div", { class: "actions" }, go)),
+    status);
+}

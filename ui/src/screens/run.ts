@@ -1,0 +1,120 @@
+// One run: summary cards, the report's charts, and the per-question table with a drill-down
+// panel (question, reference, answer with citations, retrieved chunks, verdicts).
+import { api, errorText, RunItem, JsonRun } from "../api";
+import { h, append, clear, svg } from "../dom";
+import { fixed, interval, ms, when } from "../format";
+import { go } from "../main";
+import { keyboardRows } from "./table";
+
+export async function renderRun(area: HTMLElement, runId: string): Promise<void> {
+  let view;
+  try {
+    view = await api.runView(runId);
+  } catch (e) {
+    append(area, h("p", { class: "error" }, errorText(e)));
+    return;
+  }
+  const run = view.run;
+  const actions = h("div", { class: "actions" },
+    h("button", { onclick: () => go({ screen: "runs" }) }, "← Runs"),
+    h("button", { id: "export-run", onclick: () => go({ screen: "export", runs: [run.id] }) }, "Export…"),
+  );
+  if (run.status !== "finished") {
+    actions.append(h("button", {
+      id: "resume-run",
+      onclick: async () => {
+        const record = (await api.listRuns()).find((r) => r.id === run.id);
+        if (record) go({ screen: "new", resume: { run: run.id, dataset: record.dataset_root } });
+      },
+    }, "Resume"));
+  }
+  append(area,
+    h("h1", { id: "run-title" }, run.name),
+    h("p", { class: "muted" }, `${run.dataset} · ${run.config.target} · ${run.status} · ${when(run.created_at)} · ${run.id}`),
+    actions,
+    cards(run),
+    h("section", { class: "charts" }, svg(view.interval_chart), ...view.histograms.map(svg)),
+    questions(run),
+  );
+}
+
+function cards(run: JsonRun): HTMLElement {
+  const grid = h("section", { class: "cards", id: "summary-cards" });
+  grid.append(
+    h("div", { class: "card" }, h("div", { class: "label" }, "items"),
+      h("div", { class: "value" }, `${run.items_done} / ${run.items_total}`),
+      h("div", { class: "sub" }, `${run.errors} errors`)),
+    h("div", { class: "card" }, h("div", { class: "label" }, "avg latency"),
+      h("div", { class: "value" }, ms(run.avg_latency_ms))),
+  );
+  for (const [name, m] of Object.entries(run.summary)) {
+    grid.append(h("div", { class: "card", "data-metric": name },
+      h("div", { class: "label" }, name),
+      h("div", { class: "value" }, fixed(m.mean)),
+      h("div", { class: "sub" }, `95% ${interval(m.ci95)} · n=${m.n}`),
+      h("div", { class: m.unscored > 0 ? "sub warn" : "sub" }, `${m.unscored} unscored`)));
+  }
+  return grid;
+}
+
+function questions(run: JsonRun): HTMLElement {
+  const metricNames = Object.keys(run.summary);
+  const detail = h("aside", { class: "detail", id: "item-detail", "aria-live": "polite" },
+    h("p", { class: "muted" }, "Select a question (↑/↓, Enter) to see its answer and scores."));
+  const body = h("tbody");
+  run.items.forEach((item, index) => {
+    const row = h("tr", { "data-index": String(index), "data-question": item.id },
+      h("td", { class: "mono" }, item.id),
+      h("td", { class: "question" }, item.question),
+      ...metricNames.map((m) => h("td", { class: "num" }, fixed(item.metrics[m] ?? item.verdicts[m]?.score ?? null, 2))),
+      h("td", { class: "num" }, item.latency_ms === null ? "—" : String(item.latency_ms)),
+      h("td", { class: "error" }, item.error ?? ""));
+    body.append(row);
+  });
+  const table = h("table", { class: "rows", id: "questions-table" },
+    h("thead", {}, h("tr", {}, h("th", {}, "id"), h("th", {}, "question"), ...metricNames.map((m) => h("th", {}, m)),
+      h("th", {}, "ms"), h("th", {}, "error"))),
+    body);
+  const show = (row: HTMLTableRowElement) => showItem(detail, run.items[Number(row.dataset.index)]);
+  const nav = keyboardRows(table, show, undefined, show);
+  body.addEventListener("click", (e) => {
+    const row = (e.target as Element).closest("tr");
+    if (row) nav.select(Array.from(body.rows).indexOf(row));
+  });
+  return h("section", { class: "split" }, h("div", { class: "scroll" }, table), detail);
+}
+
+function showItem(panel: HTMLElement, item: RunItem): void {
+  clear(panel);
+  const cited = new Set(item.citations);
+  append(panel,
+    h("h2", {}, item.id),
+    h("h3", {}, "Question"), h("p", { class: "text" }, item.question),
+    h("h3", {}, "Reference"), h("p", { class: "text" }, item.refuse ? "(should decline)" : item.reference ?? "—"),
+    h("h3", {}, "Answer"), h("p", { class: "text answer" }, item.answer ?? `(no answer: ${item.error ?? "unknown"})`),
+    h("h3", {}, "Citations"),
+    item.citations.length ? h("ul", { class: "chips" }, ...item.citations.map((c) => h("li", { class: "chip cited" }, c))) : h("p", { class: "muted" }, "none"),
+  );
+  if (item.retrieved.length) {
+    append(panel, h("h3", {}, "Retrieved chunks"));
+    for (const chunk of item.retrieved) {
+      const isCited = cited.has(chunk.chunk_id) || cited.has(chunk.doc);
+      append(panel, h("details", { class: isCited ? "chunk cited" : "chunk" },
+        h("summary", {}, `${chunk.chunk_id} · score ${chunk.score.toFixed(2)}${isCited ? " · cited" : ""}`),
+        h("p", { class: "text" }, chunk.text)));
+    }
+  }
+  const metrics = Object.entries(item.metrics);
+  if (metrics.length) {
+    append(panel, h("h3", {}, "Metrics"),
+      h("table", { class: "kv" }, h("tbody", {}, ...metrics.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", { class: "num" }, fixed(v)))))));
+  }
+  for (const [judge, verdict] of Object.entries(item.verdicts)) {
+    append(panel, h("h3", {}, `Verdict: ${judge}`),
+      h("p", {}, `${verdict.label ?? "unscored"} · score ${fixed(verdict.score)}`),
+      h("div", { class: "dist" }, ...Object.entries(verdict.distribution).map(([label, p]) =>
+        h("div", { class: "bar" }, h("span", {}, label), h("meter", { min: 0, max: 1, value: p }), h("span", { class: "num" }, fixed(p, 2))))),
+      verdict.explanation ? h("p", { class: "text" }, verdict.explanation) : null,
+      verdict.error ? h("p", { class: "error" }, verdict.error) : null);
+  }
+}

@@ -1,0 +1,55 @@
+// Runs list: every run in the store (CLI runs included), newest first. Tick runs to compare or
+// export them; Enter or a click opens one. Arrow keys move between rows.
+import { api, errorText, RunRecord } from "../api";
+import { h, append } from "../dom";
+import { when } from "../format";
+import { go, selection } from "../main";
+import { keyboardRows } from "./table";
+
+export async function renderRuns(area: HTMLElement): Promise<void> {
+  append(area, h("h1", {}, "Runs"));
+  const dbLine = h("p", { class: "muted", id: "db-path" });
+  append(area, dbLine);
+  api.dbPath().then((p) => (dbLine.textContent = `Database: ${p}`)).catch(() => undefined);
+  let runs: RunRecord[];
+  try {
+    runs = await api.listRuns();
+  } catch (e) {
+    append(area, h("p", { class: "error" }, errorText(e)));
+    return;
+  }
+  if (runs.length === 0) {
+    append(area, h("p", {}, "No runs yet. Start one under New run, or with `assay run` on the command line."));
+    return;
+  }
+  const actions = h("div", { class: "actions" },
+    h("button", { id: "compare-selected", onclick: () => go({ screen: "compare", runs: [...selection] }) }, "Compare selected"),
+    h("button", { id: "export-selected", onclick: () => go({ screen: "export", runs: [...selection] }) }, "Export selected"),
+  );
+  const body = h("tbody");
+  for (const run of runs) {
+    const box = h("input", { type: "checkbox", "aria-label": `select ${run.name}`, checked: selection.has(run.id) });
+    box.addEventListener("click", (e) => e.stopPropagation());
+    box.addEventListener("change", () => (box.checked ? selection.add(run.id) : selection.delete(run.id)));
+    const row = h("tr", { "data-run": run.id, tabindex: "-1" },
+      h("td", {}, box),
+      h("td", { class: "name" }, run.name),
+      h("td", {}, run.dataset),
+      h("td", {}, run.config.target),
+      h("td", {}, h("span", { class: `status ${run.status}` }, run.status)),
+      h("td", { class: "num" }, String(run.total_items)),
+      h("td", {}, when(run.created_at)),
+      h("td", { class: "mono" }, run.id.slice(0, 8)),
+    );
+    row.addEventListener("click", () => go({ screen: "run", run: run.id }));
+    body.append(row);
+  }
+  const table = h("table", { id: "runs-table", class: "rows" },
+    h("thead", {}, h("tr", {}, ...["", "Name", "Dataset", "Target", "Status", "Items", "Created", "Id"].map((t) => h("th", {}, t)))),
+    body);
+  keyboardRows(table, (row) => go({ screen: "run", run: row.dataset.run! }), (row) => {
+    const box = row.querySelector("input");
+    if (box) { box.checked = !box.checked; box.dispatchEvent(new Event("change")); }
+  });
+  append(area, actions, table);
+}
