@@ -1,0 +1,24 @@
+import { describe, expect, it } from "vitest";
+import { duration, fixed, interval, ms, signed, when } from "../src/format";
+
+describe("format", () => {
+  it("rounds and marks missing values", () => {
+    expect(fixed(0.71234)).toBe("0.712");
+    expect(fixed(null)).toBe("—");
+    expect(fixed(Number.NaN)).toBe("—");
+    expect(interval([0.1, 0.25])).toBe("[0.100, 0.250]");
+    expect(ms(812)).toBe("812.0 ms");
+  });
+  it("signs differences", () => {
+    expect(signed(0.05)).toBe("+0.050");
+    expect(signed(-0.05)).toBe("-0.050");
+    expect(signed(0)).toBe("0.000");
+  });
+  it("writes durations and times for people", () => {
+    expect(duration(42.4)).toBe("42 s");
+    expect(duration(125)).toBe("2 min 5 s");
+    expect(duration(null)).toBe("—");
+    expect(duration(Number.POSITIVE_INFINITY)).toBe("—");
+    expect(when("2026-11-23T00:48:37.558771304Z")).toBe("2026-11-23 00:48:37 UTC");
+  });
+});
