@@ -42,6 +42,16 @@ pub enum ImportCommand {
     },
 }
 
+/// The scores `assay runs` shows first, when a run has them.
+const HEADLINE_METRICS: &[&str] = &[
+    "correctness",
+    "token_f1",
+    "rouge_l",
+    "refusal_correct",
+    "hit_at_k",
+    "mrr",
+];
+
 pub fn runs(json: bool, db: &DbArg) -> anyhow::Result<()> {
     let store = Store::open_existing(&db.path()?)?;
     let runs = store.runs()?;
@@ -54,23 +64,37 @@ pub fn runs(json: bool, db: &DbArg) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "{}  {}  {}  {}  {:>9}  created",
+        "{}  {}  {}  {}  {}  {:>9}  {}  headline scores",
         terminal::pad("id", 20),
-        terminal::pad("name", 32),
-        terminal::pad("target", 28),
+        terminal::pad("name", 24),
+        terminal::pad("dataset", 12),
+        terminal::pad("target / model", 28),
         terminal::pad("status", 9),
-        "items"
+        "items",
+        terminal::pad("created", 20),
     );
     for run in runs {
-        let done = store.done_question_ids(&run.id)?.len();
+        let report = load_report(&store, run)?;
+        let run = &report.run;
+        let target = match &run.config.model {
+            Some(model) => format!("{} {model}", run.config.target),
+            None => run.config.target.clone(),
+        };
+        let headline: Vec<String> = HEADLINE_METRICS
+            .iter()
+            .filter_map(|m| report.summary.metrics.get(*m).map(|s| format!("{m} {:.3}", s.mean)))
+            .take(3)
+            .collect();
         println!(
-            "{}  {}  {}  {}  {:>9}  {}",
+            "{}  {}  {}  {}  {}  {:>9}  {}  {}",
             terminal::pad(&run.id, 20),
-            terminal::pad(&terminal::line(&run.name, 32), 32),
-            terminal::pad(&terminal::line(&run.config.target, 28), 28),
+            terminal::pad(&terminal::line(&run.name, 24), 24),
+            terminal::pad(&terminal::line(&run.dataset, 12), 12),
+            terminal::pad(&terminal::line(&target, 28), 28),
             terminal::pad(run.status.as_str(), 9),
-            format!("{done}/{}", run.total_items),
-            run.created_at
+            format!("{}/{}", report.items.len(), run.total_items),
+            terminal::pad(run.created_at.get(..19).unwrap_or(&run.created_at), 20),
+            headline.join("  ")
         );
     }
     Ok(())
