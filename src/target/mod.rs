@@ -5,9 +5,11 @@
 //! the same `Answer`, so metrics, judges, the store and reports never care which one ran.
 
 mod answers;
+mod retrieve;
 mod spec;
 
 pub use answers::{load_answers_file, AnswersFileTarget, ReplayedAnswer};
+pub use retrieve::{RetrieveSetup, RetrieveTarget};
 pub use spec::{build_target, BuiltTarget, TargetSpecError};
 
 
