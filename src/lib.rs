@@ -5,6 +5,7 @@
 //! report read runs back. The CLI (`src/bin/assay`) and the desktop app call these functions.
 
 pub mod dataset;
+pub mod llm;
 pub mod metrics;
 pub mod report;
 pub mod run;
