@@ -8,6 +8,7 @@ pub mod compare;
 pub mod corpus;
 pub mod dataset;
 pub mod judge;
+pub mod llm;
 pub mod metrics;
 pub mod report;
 pub mod retrieve;

@@ -103,7 +103,7 @@ pub fn render(reports: &[RunReport], seed: u64, generated_at: &str) -> Result<St
         .iter()
         .map(|name| SummaryRow {
             metric: name.clone(),
-            description: crate::metrics::describe(name),
+            description: crate::metrics::describe(name).unwrap_or(""),
             cells: reports
                 .iter()
                 .map(|r| match r.summary.metrics.get(name) {

@@ -94,7 +94,7 @@ fn print_comparison(c: &Comparison) {
             String::new()
         };
         println!(
-            "{}  {:>6.3} [{:>6.3},{:>6.3}]  {:>6.3} [{:>6.3},{:>6.3}]  {:>+7.3} [{:>+7.3},{:>+7.3}]  {:>16}  {:>7.4}  {}{}",
+            "{}  {:>6.3} [{:>6.3},{:>6.3}]  {:>6.3} [{:>6.3},{:>6.3}]  {:>+7.3} [{:>+7.3},{:>+7.3}]  {:>16}  {:>7}  {}{}",
             terminal::pad(&d.metric, 18),
             d.mean_a,
             d.ci95_a[0],
@@ -106,10 +106,19 @@ fn print_comparison(c: &Comparison) {
             d.ci95_diff[0],
             d.ci95_diff[1],
             format!("{}/{}/{}", d.wins, d.ties, d.losses),
-            d.sign_test_p,
-            d.verdict.describe("A", "B"),
+            format_p(d.sign_test_p),
+            d.verdict.describe(&c.name_a, &c.name_b),
             excluded
         );
     }
     println!();
+}
+
+/// Small p-values in scientific notation, so "0.0000" never hides how small.
+fn format_p(p: f64) -> String {
+    if p < 0.001 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.4}")
+    }
 }

@@ -70,7 +70,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                 experiment: None,
             };
             // Metric names are checked before the database file is created.
-            assay::metrics::select(&request.metrics).map_err(anyhow::Error::msg)?;
+            if !request.metrics.is_empty() {
+                assay::metrics::MetricSelection::parse(&request.metrics.join(","))?;
+            }
             let store = Store::open(&db_path)?;
             let prepared = run::prepare_new_run(&store, &dataset, &request)?;
             (store, prepared)

@@ -6,6 +6,7 @@
 mod commands_compare;
 mod commands_data;
 mod commands_run;
+mod models;
 mod terminal;
 
 use clap::{Parser, Subcommand};
@@ -70,6 +71,9 @@ enum Command {
         #[command(flatten)]
         db: DbArg,
     },
+    /// Local models: list, pull, add, try.
+    #[command(subcommand)]
+    Models(models::ModelsCommand),
     /// Import a dataset from another format.
     #[command(subcommand)]
     Import(commands_data::ImportCommand),
@@ -136,6 +140,7 @@ fn main() {
             db,
         } => commands_data::export(&runs, format, &output, &fail_under, &db).map(|_| 0),
         Command::Import(command) => commands_data::import(command).map(|_| 0),
+        Command::Models(command) => models::run(command).map(|_| 0),
     };
     match result {
         Ok(code) => std::process::exit(code),
