@@ -114,6 +114,13 @@ pub fn run(cmd: ModelsCommand) -> anyhow::Result<()> {
                         .map(|m| format!("{m:.0} MiB"))
                         .unwrap_or_else(|| "unknown".into())
                 );
+                match &bench.llama_cpp {
+                    Some(l) => println!(
+                        "llama.cpp on the same file: prompt {:.1} tok/s, decode {:.1} tok/s; ours/llama.cpp: prompt {:.2}x, decode {:.2}x",
+                        l.prompt_tok_per_s, l.decode_tok_per_s, l.prompt_ratio, l.decode_ratio
+                    ),
+                    None => println!("llama.cpp: `llama-bench` not on the PATH, no comparison"),
+                }
             }
             Ok(())
         }
