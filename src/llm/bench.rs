@@ -26,6 +26,45 @@ pub struct ModelBench {
     pub scoring_without_prefix_reuse_s: f64,
     /// Peak resident memory of the process so far (VmHWM), in MiB.
     pub peak_rss_mib: Option<f64>,
+    /// llama.cpp on the same file and thread count, when `llama-bench` is on the PATH.
+    pub llama_cpp: Option<LlamaCppBench>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LlamaCppBench {
+    pub prompt_tok_per_s: f64,
+    pub decode_tok_per_s: f64,
+    /// Ours divided by llama.cpp's (1.0 = as fast).
+    pub prompt_ratio: f64,
+    pub decode_ratio: f64,
+}
+
+/// Run `llama-bench` (from llama.cpp; see scripts/llm_build_llama_cpp.sh) on the same file.
+/// None when it is not on the PATH or fails: the comparison is optional.
+pub fn llama_cpp_bench(path: &std::path::Path, threads: usize, prompt: usize, decode: usize) -> Option<(f64, f64)> {
+    let out = std::process::Command::new("llama-bench")
+        .arg("-m")
+        .arg(path)
+        .args(["-t", &threads.to_string(), "-p", &prompt.to_string(), "-n", &decode.to_string()])
+        .args(["-r", "2", "-o", "json"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).ok()?;
+    let mut prompt_ts = None;
+    let mut decode_ts = None;
+    for row in rows {
+        let ts = row.get("avg_ts")?.as_f64()?;
+        if row.get("n_gen").and_then(|v| v.as_u64()) == Some(0) {
+            prompt_ts = Some(ts);
+        } else if row.get("n_prompt").and_then(|v| v.as_u64()) == Some(0) {
+            decode_ts = Some(ts);
+        }
+    }
+    Some((prompt_ts?, decode_ts?))
 }
 
 /// Token ids of a synthetic prompt of exactly `n` tokens (prose repeated, then cut).
@@ -98,18 +137,28 @@ pub fn bench_model_with(
     }
     let without_reuse = start.elapsed().as_secs_f64();
 
+    let threads = candle_core::utils::get_num_threads();
+    let prompt_tok_per_s = prompt_len as f64 / prompt_s;
+    let decode_tok_per_s = decode_len as f64 / decode_s;
+    let llama_cpp = llama_cpp_bench(&model.path, threads, prompt_len, decode_len).map(|(p, d)| LlamaCppBench {
+        prompt_tok_per_s: p,
+        decode_tok_per_s: d,
+        prompt_ratio: prompt_tok_per_s / p,
+        decode_ratio: decode_tok_per_s / d,
+    });
     Ok(ModelBench {
         model: model.name.clone(),
-        threads: candle_core::utils::get_num_threads(),
+        threads,
         prompt_tokens: prompt_len,
-        prompt_tok_per_s: prompt_len as f64 / prompt_s,
+        prompt_tok_per_s,
         decode_tokens: decode_len,
-        decode_tok_per_s: decode_len as f64 / decode_s,
+        decode_tok_per_s,
         scoring_prompt_tokens: scoring_len,
         scoring_options: options.len(),
         scoring_with_prefix_reuse_s: with_reuse,
         scoring_without_prefix_reuse_s: without_reuse,
         peak_rss_mib: peak_rss_mib(),
+        llama_cpp,
     })
 }
 

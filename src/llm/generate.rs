@@ -106,7 +106,7 @@ impl LanguageModel {
         }
         validate(params)?;
         let prompt_tokens = state.tokens.len();
-        let mut sampler = LogitsProcessor::from_sampling(params.seed, sampling(params));
+        let mut sampler = LogitsProcessor::from_sampling(params.seed, sampling_for(params));
         let mut stream = StopStream::new(&params.stop);
         let mut generated: Vec<u32> = Vec::new();
         let start = Instant::now();
@@ -172,7 +172,7 @@ fn validate(p: &GenerationParams) -> Result<()> {
     Ok(())
 }
 
-fn sampling(p: &GenerationParams) -> Sampling {
+pub(crate) fn sampling_for(p: &GenerationParams) -> Sampling {
     if p.temperature < 1e-7 {
         return Sampling::ArgMax;
     }

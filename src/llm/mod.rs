@@ -19,6 +19,7 @@ pub mod prompt_state;
 pub mod pull;
 pub mod registry;
 pub mod scoring;
+pub mod structured;
 pub mod transformer;
 
 pub use chat_template::{ChatFormat, ChatMessage};

@@ -24,6 +24,8 @@ pub struct LanguageModel {
     pub tokenizer: ModelTokenizer,
     pub chat: ChatFormat,
     weights: TransformerWeights,
+    /// llguidance's view of the vocabulary, built on first structured generation.
+    grammar: OnceLock<std::result::Result<Arc<llguidance::ParserFactory>, String>>,
 }
 
 impl std::fmt::Debug for LanguageModel {
@@ -99,7 +101,12 @@ impl LanguageModel {
             tokenizer,
             chat,
             weights,
+            grammar: OnceLock::new(),
         })
+    }
+
+    pub(crate) fn grammar_factory(&self) -> Result<Arc<llguidance::ParserFactory>> {
+        super::structured::parser_factory(self, &self.grammar)
     }
 
     pub fn config(&self) -> &TransformerConfig {

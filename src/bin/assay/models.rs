@@ -43,6 +43,15 @@ pub enum ModelsCommand {
         #[arg(long, default_value = "cpu")]
         device: String,
     },
+    /// Measure a model: prompt and decode speed, option scoring with/without prefix reuse,
+    /// peak memory. (`assay bench` runs the same measurement over the default models.)
+    Bench {
+        id: String,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, default_value = "cpu")]
+        device: String,
+    },
 }
 
 #[derive(Serialize)]
@@ -79,6 +88,40 @@ pub fn run(cmd: ModelsCommand) -> anyhow::Result<()> {
         ModelsCommand::Add { path, id } => {
             let entry = registry.add(&path, id.as_deref())?;
             println!("added {}: {}", entry.id, entry.description);
+            Ok(())
+        }
+        ModelsCommand::Bench { id, json, device } => {
+            let device: DeviceChoice = device.parse()?;
+            let model = LanguageModel::by_id(&registry, &id, device)?;
+            let bench = assay::llm::bench::bench_model(&model)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&bench)?);
+            } else {
+                println!(
+                    "{id} ({} threads): prompt {:.1} tok/s ({} tokens), decode {:.1} tok/s ({} tokens), \
+                     scoring {} options after {} tokens: {:.2}s with prefix reuse, {:.2}s without; peak RSS {}",
+                    bench.threads,
+                    bench.prompt_tok_per_s,
+                    bench.prompt_tokens,
+                    bench.decode_tok_per_s,
+                    bench.decode_tokens,
+                    bench.scoring_options,
+                    bench.scoring_prompt_tokens,
+                    bench.scoring_with_prefix_reuse_s,
+                    bench.scoring_without_prefix_reuse_s,
+                    bench
+                        .peak_rss_mib
+                        .map(|m| format!("{m:.0} MiB"))
+                        .unwrap_or_else(|| "unknown".into())
+                );
+                match &bench.llama_cpp {
+                    Some(l) => println!(
+                        "llama.cpp on the same file: prompt {:.1} tok/s, decode {:.1} tok/s; ours/llama.cpp: prompt {:.2}x, decode {:.2}x",
+                        l.prompt_tok_per_s, l.decode_tok_per_s, l.prompt_ratio, l.decode_ratio
+                    ),
+                    None => println!("llama.cpp: `llama-bench` not on the PATH, no comparison"),
+                }
+            }
             Ok(())
         }
         ModelsCommand::Try {
