@@ -23,8 +23,19 @@ pub(crate) fn pdf_sections(pages: &[String]) -> Vec<Section> {
     let mut paragraph_page = 1;
     for (index, lines) in pages.iter().enumerate() {
         let page = index as u32 + 1;
-        let kept = strip_page_furniture(lines, &repeated);
+        let mut kept = strip_page_furniture(lines, &repeated);
+        // Blank lines at the bottom of a page (often a removed page number) end nothing: the
+        // page-break rule below decides whether the paragraph goes on.
+        while kept.last().is_some_and(|l| l.is_empty()) {
+            kept.pop();
+        }
         let mut i = 0;
+        // Blank lines at the top of a page do not end a paragraph carried over from the last.
+        if !paragraph.is_empty() {
+            while kept.get(i).is_some_and(|l| l.is_empty()) {
+                i += 1;
+            }
+        }
         while i < kept.len() {
             let line = kept[i];
             if line.is_empty() {
@@ -201,7 +212,7 @@ mod tests {
 
     #[test]
     fn a_paragraph_cut_by_a_page_break_is_joined() {
-        let pages = vec![page(&["The fly must sit", "clear of the"]), page(&["inner tent.", "", "5"])];
+        let pages = vec![page(&["The fly must sit", "clear of the", "", "4"]), page(&["", "inner tent.", "", "5"])];
         let sections = pdf_sections(&pages);
         assert_eq!(sections[0].blocks[0].text, "The fly must sit clear of the inner tent.");
         assert_eq!(sections[0].blocks[0].page, Some(1));

@@ -165,7 +165,7 @@ fn words(text: &str) -> HashSet<String> {
 
 /// The golden context decides when there is one; otherwise the citations (a chunk id, or a
 /// document id meaning any chunk of it).
-fn is_relevant(q: &Question, chunk: &RetrievedChunk) -> bool {
+pub fn is_relevant(q: &Question, chunk: &RetrievedChunk) -> bool {
     if let Some(context) = q.context.as_deref().filter(|c| !c.trim().is_empty()) {
         let wanted = words(context);
         let have = words(&chunk.text);
