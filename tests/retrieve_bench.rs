@@ -17,13 +17,14 @@ fn minilm() -> Option<PathBuf> {
     None
 }
 
-fn trailgear() -> assay::dataset::Dataset {
+/// A copy of the sample dataset, so the test's index cache does not land in the source tree.
+fn trailgear() -> (tempfile::TempDir, assay::dataset::Dataset) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/trailgear");
-    // Work on a copy so the test's index cache does not land in the source tree.
-    let scratch = tempfile::tempdir().unwrap().keep();
-    let copy = scratch.join("trailgear");
+    let scratch = tempfile::tempdir().unwrap();
+    let copy = scratch.path().join("trailgear");
     copy_dir(&root, &copy);
-    load_dataset(&copy).unwrap()
+    let dataset = load_dataset(&copy).unwrap();
+    (scratch, dataset)
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -43,7 +44,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 #[test]
 fn quality_per_mode_and_baseline_on_the_sample_dataset() {
-    let dataset = trailgear();
+    let (_scratch, dataset) = trailgear();
     let work = tempfile::tempdir().unwrap();
     let options = BenchOptions { work_dir: work.path().join("bench"), ..BenchOptions::default() };
     let model = minilm().map(|d| MiniLm::load(&d).unwrap());
@@ -80,7 +81,7 @@ fn scale_run_builds_and_queries_a_generated_corpus() {
 #[test]
 #[ignore]
 fn full_retrieval_bench() {
-    let dataset = trailgear();
+    let (_scratch, dataset) = trailgear();
     let options = BenchOptions { minilm_dir: minilm(), ..BenchOptions::default() };
     let bench = bench_retrieval(Some(&dataset), &options).unwrap();
     println!("{}", serde_json::to_string_pretty(&bench).unwrap());
