@@ -172,6 +172,11 @@ fn looks_like_heading(line: &str) -> bool {
     if words.is_empty() || words.len() > 10 || line.ends_with(['.', ',', ';', ':']) {
         return false;
     }
+    // Table rows standing alone ("Cycle life 3,000 cycles to 80%") carry several numbers;
+    // headings carry at most one ("Step 2: Fit the hooks", "3. Setup").
+    if words.iter().filter(|w| w.chars().any(|c| c.is_ascii_digit())).count() > 1 {
+        return false;
+    }
     let first = words[0];
     let numbered = first.chars().all(|c| c.is_ascii_digit() || c == '.')
         && first.chars().next().is_some_and(|c| c.is_ascii_digit())
@@ -216,6 +221,17 @@ mod tests {
         let sections = pdf_sections(&pages);
         assert_eq!(sections[0].blocks[0].text, "The fly must sit clear of the inner tent.");
         assert_eq!(sections[0].blocks[0].page, Some(1));
+    }
+
+    #[test]
+    fn heading_shapes() {
+        for yes in ["Charging", "3. Setup", "Step 2: Fit the frame hooks", "Error codes"] {
+            assert!(looks_like_heading(yes), "{yes}");
+        }
+        for no in ["Cycle life 3,000 cycles to 80% of original capacity", "the lamp is off",
+                   "Hold the button.", "E05 AC output overload Reduce load below 1,200 W"] {
+            assert!(!looks_like_heading(no), "{no}");
+        }
     }
 
     #[test]
