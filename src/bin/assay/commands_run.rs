@@ -15,10 +15,26 @@ use std::sync::Arc;
 pub struct RunArgs {
     /// Dataset folder (holds dataset.toml).
     dataset: PathBuf,
-    /// What to evaluate: `answers:FILE` replays answers produced elsewhere (FILE relative to
-    /// the current folder or to the dataset folder).
+    /// What to evaluate: `rag` (retrieve, then answer with --model), `retrieve` (retrieval
+    /// alone), or `answers:FILE` (replay answers produced elsewhere; FILE relative to the
+    /// current folder or to the dataset folder).
     #[arg(long)]
     target: Option<String>,
+    /// Generator model id for `--target rag` (see `assay models list`).
+    #[arg(long)]
+    model: Option<String>,
+    /// Retrieval mode: bm25, dense or hybrid.
+    #[arg(long)]
+    retrieval: Option<assay::retrieve::RetrievalMode>,
+    /// Prompt template for `--target rag` (minijinja; default: prompts/rag.md).
+    #[arg(long)]
+    prompt: Option<PathBuf>,
+    /// Most tokens generated per answer.
+    #[arg(long)]
+    max_tokens: Option<usize>,
+    /// cpu, or cuda / metal in builds with those features.
+    #[arg(long, default_value = "cpu")]
+    device: assay::llm::DeviceChoice,
     /// Deterministic metrics to compute, comma-separated (default: all that apply).
     #[arg(long, value_delimiter = ',')]
     metrics: Option<Vec<String>>,
@@ -58,6 +74,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         .map_err(anyhow::Error::msg)?;
     let db_path = args.db.path()?;
 
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let cancel = cancel.clone();
+        // Ctrl-C stops generation at the next token and the run after the item in flight;
+        // what finished is kept and resumable.
+        let _ = ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed));
+    }
     let (mut store, prepared) = match &args.resume {
         None => {
             let request = RunRequest {
@@ -68,6 +91,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                 seed: args.seed,
                 name: args.name.clone(),
                 experiment: None,
+                model: args.model.clone(),
+                retrieval: args.retrieval,
+                prompt: args.prompt.clone(),
+                max_tokens: args.max_tokens,
+                device: args.device,
+                cancel: Some(cancel.clone()),
             };
             // Metric names are checked before the database file is created.
             if !request.metrics.is_empty() {
@@ -86,6 +115,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                 top_k: args.top_k,
                 limit: args.limit,
                 seed: args.seed,
+                prompt: args.prompt.clone(),
+                device: args.device,
+                cancel: Some(cancel.clone()),
             };
             let prepared = run::prepare_resume(&store, &dataset, &request)?;
             (store, prepared)
@@ -93,12 +125,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     };
     let run_record = prepared.record;
     let mut target = prepared.target;
-
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let cancel = cancel.clone();
-        // Ctrl-C stops after the item in flight; what finished is kept and resumable.
-        let _ = ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed));
+    if let Some(index) = &prepared.index {
+        eprintln!("{}", index.headline());
     }
     let bar = ProgressBar::new(run_record.total_items as u64);
     bar.set_style(
