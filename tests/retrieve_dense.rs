@@ -4,14 +4,14 @@
 
 use assay::dataset::{CorpusFile, Question};
 use assay::retrieve::{
-    default_models_dir, minilm_dir, open_or_build, EmbeddingStatus, IndexSettings, MiniLm, RetrievalMode,
+    minilm_dir, open_or_build, EmbeddingStatus, IndexSettings, MiniLm, RetrievalMode,
 };
 use assay::target::{RetrieveTarget, Target};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 fn model_dir() -> Option<PathBuf> {
-    let dir = minilm_dir(&default_models_dir()?);
+    let dir = minilm_dir(&assay::llm::default_models_dir().ok()?);
     if dir.join("model.safetensors").is_file() {
         return Some(dir);
     }

@@ -23,8 +23,19 @@ pub(crate) fn pdf_sections(pages: &[String]) -> Vec<Section> {
     let mut paragraph_page = 1;
     for (index, lines) in pages.iter().enumerate() {
         let page = index as u32 + 1;
-        let kept = strip_page_furniture(lines, &repeated);
+        let mut kept = strip_page_furniture(lines, &repeated);
+        // Blank lines at the bottom of a page (often a removed page number) end nothing: the
+        // page-break rule below decides whether the paragraph goes on.
+        while kept.last().is_some_and(|l| l.is_empty()) {
+            kept.pop();
+        }
         let mut i = 0;
+        // Blank lines at the top of a page do not end a paragraph carried over from the last.
+        if !paragraph.is_empty() {
+            while kept.get(i).is_some_and(|l| l.is_empty()) {
+                i += 1;
+            }
+        }
         while i < kept.len() {
             let line = kept[i];
             if line.is_empty() {
@@ -161,6 +172,11 @@ fn looks_like_heading(line: &str) -> bool {
     if words.is_empty() || words.len() > 10 || line.ends_with(['.', ',', ';', ':']) {
         return false;
     }
+    // Table rows standing alone ("Cycle life 3,000 cycles to 80%") carry several numbers;
+    // headings carry at most one ("Step 2: Fit the hooks", "3. Setup").
+    if words.iter().filter(|w| w.chars().any(|c| c.is_ascii_digit())).count() > 1 {
+        return false;
+    }
     let first = words[0];
     let numbered = first.chars().all(|c| c.is_ascii_digit() || c == '.')
         && first.chars().next().is_some_and(|c| c.is_ascii_digit())
@@ -201,10 +217,21 @@ mod tests {
 
     #[test]
     fn a_paragraph_cut_by_a_page_break_is_joined() {
-        let pages = vec![page(&["The fly must sit", "clear of the"]), page(&["inner tent.", "", "5"])];
+        let pages = vec![page(&["The fly must sit", "clear of the", "", "4"]), page(&["", "inner tent.", "", "5"])];
         let sections = pdf_sections(&pages);
         assert_eq!(sections[0].blocks[0].text, "The fly must sit clear of the inner tent.");
         assert_eq!(sections[0].blocks[0].page, Some(1));
+    }
+
+    #[test]
+    fn heading_shapes() {
+        for yes in ["Charging", "3. Setup", "Step 2: Fit the frame hooks", "Error codes"] {
+            assert!(looks_like_heading(yes), "{yes}");
+        }
+        for no in ["Cycle life 3,000 cycles to 80% of original capacity", "the lamp is off",
+                   "Hold the button.", "E05 AC output overload Reduce load below 1,200 W"] {
+            assert!(!looks_like_heading(no), "{no}");
+        }
     }
 
     #[test]

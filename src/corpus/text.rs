@@ -71,7 +71,9 @@ pub(crate) fn starts_list_item(line: &str) -> bool {
 pub(crate) fn join_wrapped_lines(lines: &[&str]) -> String {
     let mut out = String::new();
     for line in lines {
-        let line = line.trim();
+        // Justified PDF text often carries a space glyph and a positional gap: collapse runs.
+        let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        let line = line.as_str();
         if line.is_empty() {
             continue;
         }

@@ -8,6 +8,7 @@ use super::minilm::MiniLm;
 use super::{index_dataset, RetrievalMode, RetrieveError};
 use crate::corpus::{read_corpus, Chunk, ChunkSettings};
 use crate::dataset::{CorpusFile, Dataset, Question};
+use crate::metrics::ranking::{context_coverage, CONTEXT_COVERAGE_THRESHOLD};
 use crate::target::RetrievedChunk;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -19,8 +20,6 @@ use std::time::Instant;
 /// The plain baseline: fixed word windows, no sentence or heading awareness.
 pub const BASELINE_WINDOW_WORDS: usize = 160;
 pub const BASELINE_STRIDE_WORDS: usize = 120;
-/// A chunk that holds at least this share of the golden context's distinct words is a hit.
-pub const CONTEXT_COVERAGE: f64 = 0.5;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct QualityRow {
@@ -156,21 +155,12 @@ fn is_judgeable(q: &Question) -> bool {
     !q.refuse && (q.context.as_deref().is_some_and(|c| !c.trim().is_empty()) || !q.citations.is_empty())
 }
 
-fn words(text: &str) -> HashSet<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
-/// The golden context decides when there is one; otherwise the citations (a chunk id, or a
+/// The golden context decides when there is one (the same coverage rule as the run's
+/// `context_hit_at_k`, from `metrics::ranking`); otherwise the citations (a chunk id, or a
 /// document id meaning any chunk of it).
-fn is_relevant(q: &Question, chunk: &RetrievedChunk) -> bool {
-    if let Some(context) = q.context.as_deref().filter(|c| !c.trim().is_empty()) {
-        let wanted = words(context);
-        let have = words(&chunk.text);
-        let covered = wanted.iter().filter(|w| have.contains(*w)).count();
-        return covered as f64 >= CONTEXT_COVERAGE * wanted.len() as f64;
+pub fn is_relevant(q: &Question, chunk: &RetrievedChunk) -> bool {
+    if let Some(coverage) = q.context.as_deref().and_then(|c| context_coverage(c, &chunk.text)) {
+        return coverage >= CONTEXT_COVERAGE_THRESHOLD;
     }
     q.citations.iter().any(|c| *c == chunk.chunk_id || *c == chunk.doc)
 }

@@ -278,11 +278,30 @@ fn build(
     Ok((CorpusIndex::open(dir)?, seconds))
 }
 
-/// Older indexes built with the same settings describe an outdated corpus: delete them.
+/// A staging folder untouched this long belongs to a build that was killed.
+const ABANDONED_BUILD: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Older indexes built with the same settings describe an outdated corpus: delete them, and
+/// the staging folders of builds killed long ago.
 fn remove_superseded(cache_dir: &Path, current: &Path, settings: &IndexSettings) {
     for (dir, manifest) in manifests(cache_dir) {
         if dir != current && manifest.settings == *settings {
             let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+    let Ok(entries) = std::fs::read_dir(cache_dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let abandoned = entry.file_name().to_string_lossy().starts_with(".building-")
+            && entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > ABANDONED_BUILD);
+        if abandoned {
+            let _ = std::fs::remove_dir_all(entry.path());
         }
     }
 }

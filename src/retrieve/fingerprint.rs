@@ -35,6 +35,12 @@ pub(crate) fn document_states(files: &[CorpusFile]) -> Vec<DocumentState> {
 }
 
 fn hash_file(path: &std::path::Path) -> String {
+    // Never stream from a device or a pipe (a symlink to /dev/zero would never end).
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return "unreadable: not a regular file".into(),
+        Err(e) => return format!("unreadable: {e}"),
+    }
     let hashed = std::fs::File::open(path).and_then(|mut file| {
         let mut hasher = Sha256::new();
         std::io::copy(&mut file, &mut hasher)?;

@@ -28,14 +28,6 @@ pub enum EmbedError {
     Compute(String),
 }
 
-/// `$ASSAY_MODELS`, else `<platform data dir>/assay/models`.
-pub fn default_models_dir() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("ASSAY_MODELS").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(dir));
-    }
-    directories::ProjectDirs::from("", "", "assay").map(|d| d.data_dir().join("models"))
-}
-
 /// Where the MiniLM files are expected.
 pub fn minilm_dir(models_dir: &Path) -> PathBuf {
     models_dir.join(MINILM_ID)
@@ -88,11 +80,10 @@ impl MiniLm {
         Ok(Self { model, tokenizer, device, weights_sha256 })
     }
 
-    /// Load from `minilm_dir(default_models_dir())`.
+    /// Load from `<models dir>/minilm-l6-v2/` (the registry's folder, see `llm::default_models_dir`).
     pub fn load_default() -> Result<Self, EmbedError> {
-        let models = default_models_dir().ok_or_else(|| EmbedError::Missing {
-            path: PathBuf::from("<no home directory>").join(MINILM_ID),
-        })?;
+        let models = crate::llm::default_models_dir()
+            .map_err(|e| EmbedError::Load { path: PathBuf::from(MINILM_ID), message: e.to_string() })?;
         Self::load(&minilm_dir(&models))
     }
 

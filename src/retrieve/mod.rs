@@ -23,7 +23,7 @@ pub use dense::EmbeddingStatus;
 pub use error::RetrieveError;
 pub use fingerprint::DocumentState;
 pub use fusion::reciprocal_rank_fusion;
-pub use minilm::{default_models_dir, minilm_dir, EmbedError, MiniLm, MINILM_ID};
+pub use minilm::{minilm_dir, EmbedError, MiniLm, MINILM_ID};
 
 use serde::{Deserialize, Serialize};
 
