@@ -27,7 +27,8 @@ $assay run datasets/trailgear --target retrieve --retrieval bm25 --name trailgea
 $assay run datasets/trailgear --target retrieve --retrieval hybrid --name trailgear-hybrid
 $assay compare trailgear-bm25 trailgear-hybrid
 $assay runs
-$assay show trailgear-sloppy | head -20
+$assay show trailgear-sloppy > "$out/show-sloppy.txt"
+head -20 "$out/show-sloppy.txt"
 $assay export trailgear-careful trailgear-sloppy --format md -o "$out/report.md"
 $assay export trailgear-careful trailgear-sloppy --format html -o "$out/report.html"
 $assay export trailgear-careful trailgear-sloppy --format json -o "$out/report.json"
