@@ -67,7 +67,7 @@ pub fn compare(
     Ok(0)
 }
 
-fn print_comparison(c: &Comparison) {
+pub fn print_comparison(c: &Comparison) {
     println!(
         "A = {} ({})   B = {} ({})",
         terminal::line(&c.name_a, 40),
@@ -88,6 +88,14 @@ fn print_comparison(c: &Comparison) {
         "p"
     );
     for d in &c.diffs {
+        if d.pairs == 0 {
+            println!(
+                "{}  no question scored in both runs ({} scored in one only)",
+                terminal::pad(&d.metric, 18),
+                d.excluded
+            );
+            continue;
+        }
         let excluded = if d.excluded > 0 {
             format!(" ({} unpaired)", d.excluded)
         } else {
