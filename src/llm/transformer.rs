@@ -474,6 +474,8 @@ impl TransformerWeights {
         logits.to_dtype(DType::F32)
     }
 
+    // The per-layer pieces of one forward step; bundling them would only rename the list.
+    #[allow(clippy::too_many_arguments)]
     fn attention(
         &self,
         layer: &Layer,
