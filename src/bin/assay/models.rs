@@ -155,6 +155,7 @@ pub fn run(cmd: ModelsCommand) -> anyhow::Result<()> {
                 None,
             )?;
             println!();
+            let _ = std::io::stdout().flush();
             let tokens = generation.tokens.len();
             eprintln!(
                 "[{} prompt tokens in {:.2}s, {tokens} tokens in {:.2}s ({:.1} tok/s), finished: {:?}]",
