@@ -47,7 +47,10 @@ def complete(binary, model, prompt, n):
          "--no-display-prompt", "-t", "2", "--seed", "0", "-c", "2048", "--no-warmup"],
         check=True, capture_output=True, text=True, stdin=subprocess.DEVNULL,
     ).stdout
-    return out.removesuffix(" [end of text]\n").removesuffix("\n\n> EOF by user\n")
+    # llama-completion ends its output with a blank line, and marks an end-of-text token.
+    out = out.removesuffix("\n\n")
+    eos = out.endswith(" [end of text]\n")
+    return out.removesuffix(" [end of text]\n"), eos
 
 
 def main():
@@ -62,8 +65,10 @@ def main():
     for spec in args.model:
         model_id, path = spec.split("=", 1)
         sha = hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
-        cases = [{"prompt": p, "text": complete(args.llama_completion, path, p, args.tokens)}
-                 for p in prompts_for(model_id)]
+        cases = []
+        for p in prompts_for(model_id):
+            text, eos = complete(args.llama_completion, path, p, args.tokens)
+            cases.append({"prompt": p, "text": text, "end_of_text": eos})
         result["models"][model_id] = {"sha256": sha, "cases": cases}
     pathlib.Path(args.out).write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n")
 

@@ -173,3 +173,13 @@ impl LanguageModel {
         Ok(())
     }
 }
+
+// Target and judge share one instance across threads.
+const _: () = {
+    fn assert_send_sync<T: Send + Sync>() {}
+    fn check() {
+        assert_send_sync::<LanguageModel>();
+        assert_send_sync::<super::prompt_state::PromptState>();
+    }
+    let _ = check;
+};

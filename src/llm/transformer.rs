@@ -97,13 +97,65 @@ pub struct TransformerWeights {
     device: Device,
 }
 
-/// Keys and values of every position seen so far, per layer. Cloning is cheap (tensors are
-/// reference-counted and never written in place), so a prefix's cache can be continued with
-/// several suffixes.
+/// Keys and values of every position seen so far, per layer, in buffers with room to grow
+/// (appending a token writes in place instead of copying the whole cache). Cloning is cheap:
+/// clones share buffers until one of them appends, which first copies its positions into a
+/// buffer of its own (copy on write), so a prefix's cache can be continued with many suffixes.
 #[derive(Debug, Clone, Default)]
 pub struct KvCache {
-    layers: Vec<Option<(Tensor, Tensor)>>,
+    layers: Vec<Option<Arc<LayerKv>>>,
     len: usize,
+}
+
+#[derive(Debug)]
+struct LayerKv {
+    /// `[batch, kv_heads, capacity, head_dim]`; positions past the cache's length are unused.
+    k: Tensor,
+    v: Tensor,
+    capacity: usize,
+}
+
+/// Write `k`/`v` (`[b, kv_heads, seq, head_dim]`) at position `past`; returns views of all
+/// positions so far.
+fn append_kv(
+    slot: &mut Option<Arc<LayerKv>>,
+    past: usize,
+    k: &Tensor,
+    v: &Tensor,
+    max_len: usize,
+) -> candle_core::Result<(Tensor, Tensor)> {
+    let needed = past + k.dim(2)?;
+    let writable = match slot.as_mut() {
+        Some(layer) => layer.capacity >= needed && Arc::get_mut(layer).is_some(),
+        None => false,
+    };
+    if !writable {
+        let old_capacity = slot.as_ref().map(|l| l.capacity).unwrap_or(0);
+        let capacity = needed
+            .max(old_capacity * 2)
+            .max(256)
+            .next_multiple_of(128)
+            .min(max_len.max(needed));
+        let (b, h, _, d) = k.dims4()?;
+        let new_k = Tensor::zeros((b, h, capacity, d), k.dtype(), k.device())?;
+        let new_v = Tensor::zeros((b, h, capacity, v.dim(3)?), v.dtype(), v.device())?;
+        if let (Some(old), true) = (slot.as_ref(), past > 0) {
+            new_k.slice_set(&old.k.narrow(2, 0, past)?.contiguous()?, 2, 0)?;
+            new_v.slice_set(&old.v.narrow(2, 0, past)?.contiguous()?, 2, 0)?;
+        }
+        *slot = Some(Arc::new(LayerKv {
+            k: new_k,
+            v: new_v,
+            capacity,
+        }));
+    }
+    let layer = slot
+        .as_mut()
+        .and_then(Arc::get_mut)
+        .ok_or_else(|| candle_core::Error::Msg("KV cache buffer still shared".into()))?;
+    layer.k.slice_set(k, 2, past)?;
+    layer.v.slice_set(v, 2, past)?;
+    Ok((layer.k.narrow(2, 0, needed)?, layer.v.narrow(2, 0, needed)?))
 }
 
 impl KvCache {
@@ -393,7 +445,7 @@ impl TransformerWeights {
                 (&global_rope, global_mask.as_ref())
             };
             let h = layer.attn_norm.forward(&x)?;
-            let mut attn = self.attention(layer, &h, cos, sin, mask, slot)?;
+            let mut attn = self.attention(layer, &h, cos, sin, mask, slot, past)?;
             if let Some(n) = &layer.post_attn_norm {
                 attn = n.forward(&attn)?;
             }
@@ -422,6 +474,8 @@ impl TransformerWeights {
         logits.to_dtype(DType::F32)
     }
 
+    // The per-layer pieces of one forward step; bundling them would only rename the list.
+    #[allow(clippy::too_many_arguments)]
     fn attention(
         &self,
         layer: &Layer,
@@ -429,7 +483,8 @@ impl TransformerWeights {
         cos: &Tensor,
         sin: &Tensor,
         mask: Option<&Tensor>,
-        slot: &mut Option<(Tensor, Tensor)>,
+        slot: &mut Option<Arc<LayerKv>>,
+        past: usize,
     ) -> candle_core::Result<Tensor> {
         let c = &self.config;
         let (b, seq, _) = x.dims3()?;
@@ -457,11 +512,7 @@ impl TransformerWeights {
                 candle_nn::rotary_emb::rope(&k, cos, sin)?,
             ),
         };
-        let (k, v) = match slot.take() {
-            None => (k, v),
-            Some((pk, pv)) => (Tensor::cat(&[&pk, &k], 2)?, Tensor::cat(&[&pv, &v], 2)?),
-        };
-        *slot = Some((k.clone(), v.clone()));
+        let (k, v) = append_kv(slot, past, &k, &v, c.context_length)?;
         // Grouped-query attention without copying K/V per query head: the query heads that
         // share a KV head are stacked as extra rows of that head.
         let n_rep = c.heads / c.kv_heads;

@@ -155,6 +155,7 @@ pub fn run(cmd: ModelsCommand) -> anyhow::Result<()> {
                 None,
             )?;
             println!();
+            let _ = std::io::stdout().flush();
             let tokens = generation.tokens.len();
             eprintln!(
                 "[{} prompt tokens in {:.2}s, {tokens} tokens in {:.2}s ({:.1} tok/s), finished: {:?}]",
@@ -209,11 +210,12 @@ fn list(registry: &Registry, json: bool) -> anyhow::Result<()> {
             path: registry.file_path(m, &m.files[0]),
         })
         .collect();
+    let mut out = String::new();
     if json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-        return Ok(());
+        out = serde_json::to_string_pretty(&rows)? + "\n";
+        return print_out(&out);
     }
-    println!("models dir: {}", registry.models_dir.display());
+    out += &format!("models dir: {}\n", registry.models_dir.display());
     for r in rows {
         let state = match r.state {
             InstallState::Verified => "installed (sha256 verified)",
@@ -221,15 +223,23 @@ fn list(registry: &Registry, json: bool) -> anyhow::Result<()> {
             InstallState::Corrupt => "CORRUPT (wrong size or sha256: pull again)",
             InstallState::Missing => "not installed",
         };
-        println!(
-            "{:<30} {:<7} {:>9}  {state}\n    {}",
+        out += &format!(
+            "{:<30} {:<7} {:>9}  {state}\n    {}\n",
             r.id,
             r.arch,
             format_size(r.size),
             r.description
         );
     }
-    Ok(())
+    print_out(&out)
+}
+
+/// Write to stdout; a closed pipe (`assay models list | head`) is not an error.
+fn print_out(text: &str) -> anyhow::Result<()> {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
 }
 
 fn format_size(bytes: u64) -> String {
