@@ -38,6 +38,16 @@ pub const ALL_METRICS: &[&str] = &[
     "context_ndcg_at_k",
 ];
 
+/// The metrics of retrieval alone (they need retrieved chunks, not answer text).
+pub const RETRIEVAL_METRICS: &[&str] = &[
+    "hit_at_k",
+    "mrr",
+    "ndcg_at_k",
+    "context_hit_at_k",
+    "context_mrr",
+    "context_ndcg_at_k",
+];
+
 /// Metric name → value in [0, 1] for one item; only the metrics that apply are present.
 pub type MetricScores = BTreeMap<String, f64>;
 

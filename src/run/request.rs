@@ -15,16 +15,6 @@ use std::sync::Arc;
 
 pub const DEFAULT_TOP_K: usize = 4;
 
-/// What a retrieval-only run scores by default: its answers have no text.
-const RETRIEVAL_METRICS: &[&str] = &[
-    "hit_at_k",
-    "mrr",
-    "ndcg_at_k",
-    "context_hit_at_k",
-    "context_mrr",
-    "context_ndcg_at_k",
-];
-
 /// A new run's settings.
 #[derive(Debug, Clone, Default)]
 pub struct RunRequest {
@@ -91,7 +81,8 @@ pub fn prepare_new_run(
     let built = build_target(&request.target, dataset, &options)?;
     let uses_retrieval = built.index.is_some();
     let metrics = if request.metrics.is_empty() && !built.answers_in_text {
-        RETRIEVAL_METRICS.iter().map(|m| m.to_string()).collect()
+        // A retrieval-only run's answers have no text: score the retrieval.
+        crate::metrics::RETRIEVAL_METRICS.iter().map(|m| m.to_string()).collect()
     } else {
         request.metrics.clone()
     };

@@ -1,10 +1,8 @@
 //! `assay compare`: every run after the first against the first (the baseline), per metric.
 
+use crate::commands_data::reports_with_gates;
 use crate::{terminal, DbArg};
 use assay::compare::{compare_runs, Comparison};
-use assay::report::load_report;
-use assay::run::parse_gate;
-use assay::store::Store;
 
 pub fn compare(
     references: &[String],
@@ -16,21 +14,7 @@ pub fn compare(
     if references.len() < 2 {
         anyhow::bail!("compare needs at least two runs (the first is the baseline)");
     }
-    let store = Store::open_existing(&db.path()?)?;
-    let mut reports = Vec::new();
-    for reference in references {
-        let run = store.find_run(reference)?;
-        reports.push(load_report(&store, run)?);
-    }
-    let known: Vec<&str> = reports
-        .iter()
-        .flat_map(|r| r.summary.metrics.keys().map(String::as_str))
-        .collect();
-    let gates = fail_under
-        .iter()
-        .map(|g| parse_gate(g, &known))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(anyhow::Error::msg)?;
+    let (reports, gates) = reports_with_gates(references, fail_under, db)?;
 
     let comparisons: Vec<Comparison> = reports[1..]
         .iter()

@@ -4,7 +4,8 @@ use crate::commands_run::print_run_summary;
 use crate::{terminal, DbArg};
 use assay::dataset::{import_csv, import_eshop, CsvColumns};
 use assay::report::{load_report, to_json, write_report, ReportFormat, ReportOptions};
-use assay::run::parse_gate;
+use assay::report::RunReport;
+use assay::run::{parse_gate, Gate};
 use assay::store::Store;
 use std::path::{Path, PathBuf};
 
@@ -157,21 +158,7 @@ pub fn export(
     fail_under: &[String],
     db: &DbArg,
 ) -> anyhow::Result<()> {
-    let store = Store::open_existing(&db.path()?)?;
-    let mut reports = Vec::new();
-    for reference in references {
-        let run = store.find_run(reference)?;
-        reports.push(load_report(&store, run)?);
-    }
-    let known: Vec<&str> = reports
-        .iter()
-        .flat_map(|r| r.summary.metrics.keys().map(String::as_str))
-        .collect();
-    let gates = fail_under
-        .iter()
-        .map(|g| parse_gate(g, &known))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(anyhow::Error::msg)?;
+    let (reports, gates) = reports_with_gates(references, fail_under, db)?;
     let options = ReportOptions {
         gates,
         seed: reports.first().map(|r| r.run.config.seed).unwrap_or(0),
@@ -217,4 +204,28 @@ pub fn import(command: ImportCommand) -> anyhow::Result<()> {
         summary.output.display()
     );
     Ok(())
+}
+
+/// Load the named runs and parse `--fail-under` gates against the metrics they have.
+pub fn reports_with_gates(
+    references: &[String],
+    fail_under: &[String],
+    db: &DbArg,
+) -> anyhow::Result<(Vec<RunReport>, Vec<Gate>)> {
+    let store = Store::open_existing(&db.path()?)?;
+    let mut reports = Vec::new();
+    for reference in references {
+        let run = store.find_run(reference)?;
+        reports.push(load_report(&store, run)?);
+    }
+    let known: Vec<&str> = reports
+        .iter()
+        .flat_map(|r| r.summary.metrics.keys().map(String::as_str))
+        .collect();
+    let gates = fail_under
+        .iter()
+        .map(|g| parse_gate(g, &known))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(anyhow::Error::msg)?;
+    Ok((reports, gates))
 }

@@ -180,7 +180,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let mut reasons = Vec::new();
     for report in &reports {
         for failure in check_gates(&gates, &report.summary) {
-            reasons.push(format!("{}: {failure}", report.run.name));
+            reasons.push(if reports.len() > 1 {
+                format!("{}: {failure}", report.run.name)
+            } else {
+                failure.to_string()
+            });
         }
     }
     if !reasons.is_empty() {
