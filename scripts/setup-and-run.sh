@@ -13,12 +13,23 @@ out=target/assay-demo
 mkdir -p "$out"
 export ASSAY_DB="${ASSAY_DB:-$PWD/$out/runs.sqlite}"
 
-echo "== main job: replay both sample answer sets on datasets/trailgear" >&2
+echo "== models (cached in the models dir, checked by sha256)" >&2
+$assay models pull smollm2-135m-instruct
+$assay models pull minilm-l6-v2
+
+start=$(date +%s)
+echo "== main job on datasets/trailgear: replay both sample answer sets, compare them" >&2
 $assay run datasets/trailgear --target answers:answers-careful.jsonl --name trailgear-careful
 $assay run datasets/trailgear --target answers:answers-sloppy.jsonl --name trailgear-sloppy
+$assay compare trailgear-careful trailgear-sloppy
+echo "== retrieval alone, BM25 and hybrid (BM25 + MiniLM)" >&2
+$assay run datasets/trailgear --target retrieve --retrieval bm25 --name trailgear-bm25
+$assay run datasets/trailgear --target retrieve --retrieval hybrid --name trailgear-hybrid
+$assay compare trailgear-bm25 trailgear-hybrid
 $assay runs
-$assay show trailgear-careful | head -20
-$assay show trailgear-sloppy | head -20
+$assay show trailgear-sloppy > "$out/show-sloppy.txt"
+head -20 "$out/show-sloppy.txt"
 $assay export trailgear-careful trailgear-sloppy --format md -o "$out/report.md"
+$assay export trailgear-careful trailgear-sloppy --format html -o "$out/report.html"
 $assay export trailgear-careful trailgear-sloppy --format json -o "$out/report.json"
-echo "reports: $out/report.md $out/report.json (database: $ASSAY_DB)" >&2
+echo "main job took $(( $(date +%s) - start )) s; reports in $out/ (database: $ASSAY_DB)" >&2

@@ -8,5 +8,9 @@ source scripts/system-packages.sh
 echo "== build (one dev build shared by the CLI and the tests)" >&2
 cargo build --all-targets
 
+echo "== models for the tests (cached in the models dir, checked by sha256)" >&2
+target/debug/assay models pull smollm2-135m-instruct
+target/debug/assay models pull minilm-l6-v2
+
 echo "== tests" >&2
 cargo test --all-targets --no-fail-fast 2>&1

@@ -5,10 +5,13 @@
 //! report read runs back. The CLI (`src/bin/assay`) and the desktop app call these functions.
 
 pub mod compare;
+pub mod corpus;
 pub mod dataset;
 pub mod judge;
+pub mod llm;
 pub mod metrics;
 pub mod report;
+pub mod retrieve;
 pub mod run;
 pub mod stats;
 pub mod store;

@@ -103,7 +103,7 @@ pub fn render(reports: &[RunReport], seed: u64, generated_at: &str) -> Result<St
         .iter()
         .map(|name| SummaryRow {
             metric: name.clone(),
-            description: crate::metrics::describe(name),
+            description: crate::metrics::describe(name).unwrap_or(""),
             cells: reports
                 .iter()
                 .map(|r| match r.summary.metrics.get(name) {
@@ -205,6 +205,7 @@ fn comparison_view(a: &RunReport, b: &RunReport, seed: u64) -> ComparisonView {
     diffs.sort_by_key(|d| order.iter().position(|m| *m == d.metric));
     let rows = diffs
         .iter()
+        .filter(|d| d.pairs > 0)
         .map(|d| ComparisonRow {
             metric: d.metric.clone(),
             a: format!("{:.3} [{:.3}, {:.3}]", d.mean_a, d.ci95_a[0], d.ci95_a[1]),
@@ -223,6 +224,7 @@ fn comparison_view(a: &RunReport, b: &RunReport, seed: u64) -> ComparisonView {
         .collect();
     let chart_rows: Vec<IntervalRow> = diffs
         .iter()
+        .filter(|d| d.pairs > 0)
         .map(|d| IntervalRow { label: d.metric.clone(), value: d.mean_diff, low: d.ci95_diff[0], high: d.ci95_diff[1] })
         .collect();
     let chart = interval_chart(

@@ -6,9 +6,10 @@ use sha2::{Digest, Sha256};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunConfig {
-    /// `answers:<file>`, `retrieve`, `rag`.
+    /// `answers:<file>`, `retrieve:<mode>:top<k>`, `rag:<model>`.
     pub target: String,
-    /// sha256 of the answers file when the target replays one: a changed file is a new run.
+    /// sha256 of what the target reads besides the dataset (the answers file; the prompt
+    /// template and model file for rag): a changed input is a new run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answers_sha256: Option<String>,
     #[serde(default)]
@@ -21,8 +22,12 @@ pub struct RunConfig {
     #[serde(default)]
     pub metrics: Vec<String>,
     pub top_k: usize,
+    /// `bm25`, `dense` or `hybrid` for targets that retrieve.
     #[serde(default)]
     pub retrieval: Option<String>,
+    /// Generation budget per answer (rag).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<usize>,
     pub seed: u64,
     /// Only the first N questions.
     #[serde(default)]

@@ -2,7 +2,7 @@
 
 use super::RunConfig;
 use crate::dataset::{Dataset, Question};
-use crate::metrics;
+use crate::metrics::{self, MetricSelection, MetricsError};
 use crate::store::{ItemRecord, RunRecord, RunStatus, Store, StoreError};
 use crate::target::Target;
 use std::collections::BTreeMap;
@@ -29,8 +29,8 @@ pub enum RunError {
     ConfigChanged { run: String, what: String },
     #[error("run {run} is already finished; nothing to resume")]
     AlreadyFinished { run: String },
-    #[error("{0}")]
-    Metrics(String),
+    #[error(transparent)]
+    Metrics(MetricsError),
     #[error(transparent)]
     Target(#[from] crate::target::TargetSpecError),
 }
@@ -65,7 +65,7 @@ pub fn start_run(
     name: Option<String>,
     experiment: Option<String>,
 ) -> Result<RunRecord, RunError> {
-    metrics::select(&config.metrics).map_err(RunError::Metrics)?;
+    metric_selection(&config)?;
     let created_at = now_rfc3339();
     let id = new_run_id();
     let total_items = planned_questions(dataset, &config).len();
@@ -144,7 +144,7 @@ pub fn execute(
     on_progress: &mut dyn FnMut(&Progress),
     cancel: &AtomicBool,
 ) -> Result<RunStatus, RunError> {
-    let selected = metrics::select(&run.config.metrics).map_err(RunError::Metrics)?;
+    let selection = metric_selection(&run.config)?;
     let planned = planned_questions(dataset, &run.config);
     let done_ids = store.done_question_ids(&run.id)?;
     let total = planned.len();
@@ -176,11 +176,12 @@ pub fn execute(
                 if answer.latency_ms == 0 {
                     answer.latency_ms = started.elapsed().as_millis() as u64;
                 }
-                let scores = metrics::score_item(question, &answer, run.config.top_k);
+                let scores =
+                    metrics::score_selected(question, &answer, run.config.top_k, &selection);
                 ItemRecord {
                     question: question.clone(),
                     position,
-                    metrics: keep_selected(scores, &selected),
+                    metrics: scores,
                     answer: Some(answer),
                     error: None,
                     verdicts: BTreeMap::new(),
@@ -210,11 +211,12 @@ pub fn execute(
     Ok(RunStatus::Finished)
 }
 
-fn keep_selected(scores: BTreeMap<String, f64>, selected: &[&str]) -> BTreeMap<String, f64> {
-    scores
-        .into_iter()
-        .filter(|(name, _)| selected.contains(&name.as_str()))
-        .collect()
+/// The run's metric selection; an empty list means all metrics.
+pub fn metric_selection(config: &RunConfig) -> Result<MetricSelection, RunError> {
+    if config.metrics.is_empty() {
+        return Ok(MetricSelection::all());
+    }
+    MetricSelection::parse(&config.metrics.join(",")).map_err(RunError::Metrics)
 }
 
 pub fn now_rfc3339() -> String {

@@ -5,7 +5,13 @@ use super::execute::{plan_resume, start_run, RunError};
 use super::RunConfig;
 use crate::dataset::Dataset;
 use crate::store::{RunRecord, Store};
-use crate::target::{build_target, Target};
+use crate::llm::DeviceChoice;
+use crate::retrieve::RetrievalMode;
+use crate::retrieve::IndexReport;
+use crate::target::{build_target, Target, TargetOptions};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 pub const DEFAULT_TOP_K: usize = 4;
 
@@ -21,6 +27,14 @@ pub struct RunRequest {
     pub seed: Option<u64>,
     pub name: Option<String>,
     pub experiment: Option<String>,
+    /// Generator model id (rag).
+    pub model: Option<String>,
+    pub retrieval: Option<RetrievalMode>,
+    /// Prompt template file (rag).
+    pub prompt: Option<PathBuf>,
+    pub max_tokens: Option<usize>,
+    pub device: DeviceChoice,
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 /// Settings given again on resume; any that differ from the stored run make resume refuse.
@@ -33,12 +47,17 @@ pub struct ResumeRequest {
     pub top_k: Option<usize>,
     pub limit: Option<usize>,
     pub seed: Option<u64>,
+    pub prompt: Option<PathBuf>,
+    pub device: DeviceChoice,
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 /// A run ready to execute.
 pub struct PreparedRun {
     pub record: RunRecord,
     pub target: Box<dyn Target>,
+    /// The retrieval index the target uses, and whether it was reused or rebuilt.
+    pub index: Option<IndexReport>,
 }
 
 pub fn prepare_new_run(
@@ -46,23 +65,45 @@ pub fn prepare_new_run(
     dataset: &Dataset,
     request: &RunRequest,
 ) -> Result<PreparedRun, RunError> {
-    let built = build_target(&request.target, dataset)?;
+    let top_k = request.top_k.unwrap_or(DEFAULT_TOP_K);
+    let seed = request.seed.unwrap_or(0);
+    let retrieval = request.retrieval.unwrap_or_default();
+    let options = TargetOptions {
+        top_k,
+        retrieval,
+        model: request.model.clone(),
+        prompt: request.prompt.clone(),
+        seed,
+        max_tokens: request.max_tokens,
+        device: request.device,
+        cancel: request.cancel.clone(),
+    };
+    let built = build_target(&request.target, dataset, &options)?;
+    let uses_retrieval = built.index.is_some();
+    let metrics = if request.metrics.is_empty() && !built.answers_in_text {
+        // A retrieval-only run's answers have no text: score the retrieval.
+        crate::metrics::RETRIEVAL_METRICS.iter().map(|m| m.to_string()).collect()
+    } else {
+        request.metrics.clone()
+    };
     let config = RunConfig {
         target: built.target.describe(),
         answers_sha256: built.input_sha256,
-        model: None,
+        model: built.model,
         judge_model: None,
         judges: Vec::new(),
-        metrics: request.metrics.clone(),
-        top_k: request.top_k.unwrap_or(DEFAULT_TOP_K),
-        retrieval: None,
-        seed: request.seed.unwrap_or(0),
+        metrics,
+        top_k,
+        retrieval: uses_retrieval.then(|| retrieval.as_str().to_string()),
+        max_tokens: request.max_tokens,
+        seed,
         limit: request.limit,
     };
     let record = start_run(store, dataset, config, request.name.clone(), request.experiment.clone())?;
     Ok(PreparedRun {
         record,
         target: built.target,
+        index: built.index,
     })
 }
 
@@ -76,7 +117,21 @@ pub fn prepare_resume(
         .target
         .clone()
         .unwrap_or_else(|| record.config.target.clone());
-    let built = build_target(&spec, dataset)?;
+    let retrieval = match &record.config.retrieval {
+        Some(mode) => mode.parse().map_err(crate::target::TargetSpecError::from)?,
+        None => RetrievalMode::default(),
+    };
+    let options = TargetOptions {
+        top_k: request.top_k.unwrap_or(record.config.top_k),
+        retrieval,
+        model: record.config.model.clone(),
+        prompt: request.prompt.clone(),
+        seed: request.seed.unwrap_or(record.config.seed),
+        max_tokens: record.config.max_tokens,
+        device: request.device,
+        cancel: request.cancel.clone(),
+    };
+    let built = build_target(&spec, dataset, &options)?;
     let mut config = record.config.clone();
     config.target = built.target.describe();
     config.answers_sha256 = built.input_sha256;
@@ -90,5 +145,6 @@ pub fn prepare_resume(
     Ok(PreparedRun {
         record,
         target: built.target,
+        index: built.index,
     })
 }

@@ -1,16 +1,21 @@
 //! Targets: the system under test. A target turns a question into an `Answer`.
 //!
 //! Implementations: `answers` replays a JSONL file of answers produced elsewhere; `retrieve`
-//! and `rag` (retrieval, then a local model) come with the retrieval stage. Every target fills
+//! runs retrieval alone; `rag` retrieves, then answers with a local model and cites chunks. Every target fills
 //! the same `Answer`, so metrics, judges, the store and reports never care which one ran.
 
 mod answers;
+mod rag;
+mod retrieve;
 mod spec;
 
 pub use answers::{load_answers_file, AnswersFileTarget, ReplayedAnswer};
-pub use spec::{build_target, BuiltTarget, TargetSpecError};
-
-
+pub use retrieve::{RetrieveSetup, RetrieveTarget};
+pub use rag::{cited_ids, RagPrompt, RagPromptError, RagTarget, DEFAULT_RAG_PROMPT};
+pub use spec::{
+    build_target, BuiltTarget, TargetOptions, TargetSpecError, DEFAULT_GENERATOR,
+    EMBEDDING_MODEL_ID,
+};
 use crate::dataset::Question;
 use serde::{Deserialize, Serialize};
 

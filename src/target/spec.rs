@@ -1,13 +1,28 @@
 //! `--target` values: parsing a target spec and building the target it names.
+//!
+//! `answers:FILE` replays a file; `retrieve` runs retrieval alone; `rag` retrieves and then
+//! generates with a local model. What a target reads besides the dataset (the answers file,
+//! the prompt template, the model file) is fingerprinted into the run config, so a resumed run
+//! or a cached generation can never silently mix inputs.
 
-use super::{load_answers_file, AnswersFileTarget, Target};
+use super::rag::{RagPrompt, RagPromptError, RagTarget};
+use super::{load_answers_file, AnswersFileTarget, RetrieveTarget, Target};
 use crate::dataset::{Dataset, DatasetError};
+use crate::llm::{DeviceChoice, GenerationParams, LanguageModel, LlmError, Registry};
+use crate::retrieve::{IndexReport, IndexSettings, RetrievalMode, RetrieveError};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// The registry id of the embedding model dense and hybrid retrieval use.
+pub const EMBEDDING_MODEL_ID: &str = "minilm-l6-v2";
+/// Generator used by `--target rag` when no `--model` is given.
+pub const DEFAULT_GENERATOR: &str = "qwen2.5-coder-0.5b-instruct";
 
 #[derive(Debug, thiserror::Error)]
 pub enum TargetSpecError {
-    #[error("unknown target {0:?}; available: answers:FILE")]
+    #[error("unknown target {0:?}; available: answers:FILE, retrieve, rag")]
     Unknown(String),
     #[error("--target answers needs a file: --target answers:FILE")]
     AnswersWithoutFile,
@@ -15,17 +30,49 @@ pub enum TargetSpecError {
     AnswersNotFound { file: String, dataset: PathBuf },
     #[error(transparent)]
     Dataset(#[from] DatasetError),
+    #[error(transparent)]
+    Retrieve(#[from] RetrieveError),
+    #[error(transparent)]
+    Model(#[from] LlmError),
+    #[error(transparent)]
+    Prompt(#[from] RagPromptError),
 }
 
-/// A built target and the fingerprint of its inputs that belongs in the run config
-/// (the answers file's sha256), if any.
+/// Settings the retrieval and generation targets need.
+#[derive(Clone, Default)]
+pub struct TargetOptions {
+    pub top_k: usize,
+    pub retrieval: RetrievalMode,
+    /// Generator model id (rag).
+    pub model: Option<String>,
+    /// Prompt template file (rag); the built-in `prompts/rag.md` when None.
+    pub prompt: Option<PathBuf>,
+    pub seed: u64,
+    pub max_tokens: Option<usize>,
+    pub device: DeviceChoice,
+    /// Raised to stop generation between tokens.
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// A built target, and the fingerprints of its inputs that belong in the run config.
 pub struct BuiltTarget {
     pub target: Box<dyn Target>,
+    /// sha256 of the answers file, or of the prompt template and the model file.
     pub input_sha256: Option<String>,
+    /// Model id actually used (rag).
+    pub model: Option<String>,
+    /// The index the target searches, when it has one (for the run's output).
+    pub index: Option<IndexReport>,
+    /// False for retrieval alone: its answers have no text, so text metrics do not apply.
+    pub answers_in_text: bool,
 }
 
 /// Build the target named by `spec` for `dataset`.
-pub fn build_target(spec: &str, dataset: &Dataset) -> Result<BuiltTarget, TargetSpecError> {
+pub fn build_target(
+    spec: &str,
+    dataset: &Dataset,
+    options: &TargetOptions,
+) -> Result<BuiltTarget, TargetSpecError> {
     match spec.split_once(':') {
         Some(("answers", file)) => {
             let path = resolve_answers_path(file, &dataset.root)?;
@@ -37,11 +84,81 @@ pub fn build_target(spec: &str, dataset: &Dataset) -> Result<BuiltTarget, Target
             Ok(BuiltTarget {
                 target: Box::new(AnswersFileTarget::new(path, answers)),
                 input_sha256: Some(hex::encode(Sha256::digest(&bytes))),
+                model: None,
+                index: None,
+                answers_in_text: true,
             })
         }
         _ if spec == "answers" => Err(TargetSpecError::AnswersWithoutFile),
+        _ if spec.starts_with("retrieve") => {
+            let (retriever, index) = retriever(dataset, options)?;
+            Ok(BuiltTarget {
+                target: Box::new(retriever),
+                input_sha256: None,
+                model: None,
+                index: Some(index),
+                answers_in_text: false,
+            })
+        }
+        _ if spec.starts_with("rag") => {
+            // Everything cheap and checkable first: the prompt and the model file.
+            let prompt = match &options.prompt {
+                Some(path) => RagPrompt::from_file(path)?,
+                None => RagPrompt::default_prompt(),
+            };
+            let model_id = options
+                .model
+                .clone()
+                .or_else(|| spec.strip_prefix("rag:").map(str::to_string))
+                .unwrap_or_else(|| DEFAULT_GENERATOR.to_string());
+            let registry = Registry::load()?;
+            let model = LanguageModel::by_id(&registry, &model_id, options.device)?;
+            let (retriever, index) = retriever(dataset, options)?;
+            let params = GenerationParams {
+                max_tokens: options.max_tokens.unwrap_or(160),
+                seed: options.seed,
+                ..GenerationParams::default()
+            };
+            let mut hasher = Sha256::new();
+            hasher.update(prompt.source().as_bytes());
+            hasher.update(model.path.to_string_lossy().as_bytes());
+            Ok(BuiltTarget {
+                target: Box::new(RagTarget::new(
+                    retriever,
+                    model,
+                    prompt,
+                    params,
+                    options.cancel.clone(),
+                )),
+                input_sha256: Some(hex::encode(hasher.finalize())),
+                model: Some(model_id),
+                index: Some(index),
+                answers_in_text: true,
+            })
+        }
         _ => Err(TargetSpecError::Unknown(spec.to_string())),
     }
+}
+
+fn retriever(
+    dataset: &Dataset,
+    options: &TargetOptions,
+) -> Result<(RetrieveTarget, IndexReport), TargetSpecError> {
+    let minilm_dir = if options.retrieval.needs_embeddings() {
+        let registry = Registry::load()?;
+        let file = registry.model_path(EMBEDDING_MODEL_ID)?;
+        file.parent().map(Path::to_path_buf).unwrap_or_default()
+    } else {
+        PathBuf::new()
+    };
+    let (target, setup) = RetrieveTarget::for_dataset(
+        dataset,
+        IndexSettings::default(),
+        options.retrieval,
+        options.top_k,
+        &minilm_dir,
+    )?;
+    Ok((target, setup.index))
 }
 
 /// An answers file is looked up as given, then inside the dataset folder (so the sample

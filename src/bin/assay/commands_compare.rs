@@ -1,10 +1,8 @@
 //! `assay compare`: every run after the first against the first (the baseline), per metric.
 
+use crate::commands_data::reports_with_gates;
 use crate::{terminal, DbArg};
 use assay::compare::{compare_runs, Comparison};
-use assay::report::load_report;
-use assay::run::parse_gate;
-use assay::store::Store;
 
 pub fn compare(
     references: &[String],
@@ -16,21 +14,7 @@ pub fn compare(
     if references.len() < 2 {
         anyhow::bail!("compare needs at least two runs (the first is the baseline)");
     }
-    let store = Store::open_existing(&db.path()?)?;
-    let mut reports = Vec::new();
-    for reference in references {
-        let run = store.find_run(reference)?;
-        reports.push(load_report(&store, run)?);
-    }
-    let known: Vec<&str> = reports
-        .iter()
-        .flat_map(|r| r.summary.metrics.keys().map(String::as_str))
-        .collect();
-    let gates = fail_under
-        .iter()
-        .map(|g| parse_gate(g, &known))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(anyhow::Error::msg)?;
+    let (reports, gates) = reports_with_gates(references, fail_under, db)?;
 
     let comparisons: Vec<Comparison> = reports[1..]
         .iter()
@@ -67,7 +51,7 @@ pub fn compare(
     Ok(0)
 }
 
-fn print_comparison(c: &Comparison) {
+pub fn print_comparison(c: &Comparison) {
     println!(
         "A = {} ({})   B = {} ({})",
         terminal::line(&c.name_a, 40),
@@ -88,13 +72,21 @@ fn print_comparison(c: &Comparison) {
         "p"
     );
     for d in &c.diffs {
+        if d.pairs == 0 {
+            println!(
+                "{}  no question scored in both runs ({} scored in one only)",
+                terminal::pad(&d.metric, 18),
+                d.excluded
+            );
+            continue;
+        }
         let excluded = if d.excluded > 0 {
             format!(" ({} unpaired)", d.excluded)
         } else {
             String::new()
         };
         println!(
-            "{}  {:>6.3} [{:>6.3},{:>6.3}]  {:>6.3} [{:>6.3},{:>6.3}]  {:>+7.3} [{:>+7.3},{:>+7.3}]  {:>16}  {:>7.4}  {}{}",
+            "{}  {:>6.3} [{:>6.3},{:>6.3}]  {:>6.3} [{:>6.3},{:>6.3}]  {:>+7.3} [{:>+7.3},{:>+7.3}]  {:>16}  {:>7}  {}{}",
             terminal::pad(&d.metric, 18),
             d.mean_a,
             d.ci95_a[0],
@@ -106,10 +98,19 @@ fn print_comparison(c: &Comparison) {
             d.ci95_diff[0],
             d.ci95_diff[1],
             format!("{}/{}/{}", d.wins, d.ties, d.losses),
-            d.sign_test_p,
-            d.verdict.describe("A", "B"),
+            format_p(d.sign_test_p),
+            d.verdict.describe(&c.name_a, &c.name_b),
             excluded
         );
     }
     println!();
+}
+
+/// Small p-values in scientific notation, so "0.0000" never hides how small.
+fn format_p(p: f64) -> String {
+    if p < 0.001 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.4}")
+    }
 }

@@ -4,7 +4,8 @@ use crate::commands_run::print_run_summary;
 use crate::{terminal, DbArg};
 use assay::dataset::{import_csv, import_eshop, CsvColumns};
 use assay::report::{load_report, to_json, write_report, ReportFormat, ReportOptions};
-use assay::run::parse_gate;
+use assay::report::RunReport;
+use assay::run::{parse_gate, Gate};
 use assay::store::Store;
 use std::path::{Path, PathBuf};
 
@@ -42,6 +43,16 @@ pub enum ImportCommand {
     },
 }
 
+/// The scores `assay runs` shows first, when a run has them.
+const HEADLINE_METRICS: &[&str] = &[
+    "correctness",
+    "token_f1",
+    "rouge_l",
+    "refusal_correct",
+    "hit_at_k",
+    "mrr",
+];
+
 pub fn runs(json: bool, db: &DbArg) -> anyhow::Result<()> {
     let store = Store::open_existing(&db.path()?)?;
     let runs = store.runs()?;
@@ -54,23 +65,37 @@ pub fn runs(json: bool, db: &DbArg) -> anyhow::Result<()> {
         return Ok(());
     }
     println!(
-        "{}  {}  {}  {}  {:>9}  created",
+        "{}  {}  {}  {}  {}  {:>9}  {}  headline scores",
         terminal::pad("id", 20),
-        terminal::pad("name", 32),
-        terminal::pad("target", 28),
+        terminal::pad("name", 24),
+        terminal::pad("dataset", 12),
+        terminal::pad("target / model", 28),
         terminal::pad("status", 9),
-        "items"
+        "items",
+        terminal::pad("created", 20),
     );
     for run in runs {
-        let done = store.done_question_ids(&run.id)?.len();
+        let report = load_report(&store, run)?;
+        let run = &report.run;
+        let target = match &run.config.model {
+            Some(model) => format!("{} {model}", run.config.target),
+            None => run.config.target.clone(),
+        };
+        let headline: Vec<String> = HEADLINE_METRICS
+            .iter()
+            .filter_map(|m| report.summary.metrics.get(*m).map(|s| format!("{m} {:.3}", s.mean)))
+            .take(3)
+            .collect();
         println!(
-            "{}  {}  {}  {}  {:>9}  {}",
+            "{}  {}  {}  {}  {}  {:>9}  {}  {}",
             terminal::pad(&run.id, 20),
-            terminal::pad(&terminal::line(&run.name, 32), 32),
-            terminal::pad(&terminal::line(&run.config.target, 28), 28),
+            terminal::pad(&terminal::line(&run.name, 24), 24),
+            terminal::pad(&terminal::line(&run.dataset, 12), 12),
+            terminal::pad(&terminal::line(&target, 28), 28),
             terminal::pad(run.status.as_str(), 9),
-            format!("{done}/{}", run.total_items),
-            run.created_at
+            format!("{}/{}", report.items.len(), run.total_items),
+            terminal::pad(run.created_at.get(..19).unwrap_or(&run.created_at), 20),
+            headline.join("  ")
         );
     }
     Ok(())
@@ -133,21 +158,7 @@ pub fn export(
     fail_under: &[String],
     db: &DbArg,
 ) -> anyhow::Result<()> {
-    let store = Store::open_existing(&db.path()?)?;
-    let mut reports = Vec::new();
-    for reference in references {
-        let run = store.find_run(reference)?;
-        reports.push(load_report(&store, run)?);
-    }
-    let known: Vec<&str> = reports
-        .iter()
-        .flat_map(|r| r.summary.metrics.keys().map(String::as_str))
-        .collect();
-    let gates = fail_under
-        .iter()
-        .map(|g| parse_gate(g, &known))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(anyhow::Error::msg)?;
+    let (reports, gates) = reports_with_gates(references, fail_under, db)?;
     let options = ReportOptions {
         gates,
         seed: reports.first().map(|r| r.run.config.seed).unwrap_or(0),
@@ -193,4 +204,28 @@ pub fn import(command: ImportCommand) -> anyhow::Result<()> {
         summary.output.display()
     );
     Ok(())
+}
+
+/// Load the named runs and parse `--fail-under` gates against the metrics they have.
+pub fn reports_with_gates(
+    references: &[String],
+    fail_under: &[String],
+    db: &DbArg,
+) -> anyhow::Result<(Vec<RunReport>, Vec<Gate>)> {
+    let store = Store::open_existing(&db.path()?)?;
+    let mut reports = Vec::new();
+    for reference in references {
+        let run = store.find_run(reference)?;
+        reports.push(load_report(&store, run)?);
+    }
+    let known: Vec<&str> = reports
+        .iter()
+        .flat_map(|r| r.summary.metrics.keys().map(String::as_str))
+        .collect();
+    let gates = fail_under
+        .iter()
+        .map(|g| parse_gate(g, &known))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(anyhow::Error::msg)?;
+    Ok((reports, gates))
 }

@@ -2,9 +2,10 @@
 //! it with a progress bar, print the summary and apply the `--fail-under` gates.
 
 use crate::{terminal, DbArg};
-use assay::dataset::load_dataset;
+use assay::compare::compare_runs;
+use assay::dataset::{load_dataset, Dataset};
 use assay::report::{load_report, to_json, RunReport};
-use assay::run::{self, check_gates, parse_gate, Progress, ResumeRequest, RunRequest};
+use assay::run::{self, check_gates, parse_gate, PreparedRun, Progress, ResumeRequest, RunRequest};
 use assay::store::{RunStatus, Store};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
@@ -15,10 +16,27 @@ use std::sync::Arc;
 pub struct RunArgs {
     /// Dataset folder (holds dataset.toml).
     dataset: PathBuf,
-    /// What to evaluate: `answers:FILE` replays answers produced elsewhere (FILE relative to
-    /// the current folder or to the dataset folder).
+    /// What to evaluate: `rag` (retrieve, then answer with --model), `retrieve` (retrieval
+    /// alone), or `answers:FILE` (replay answers produced elsewhere; FILE relative to the
+    /// current folder or to the dataset folder).
     #[arg(long)]
     target: Option<String>,
+    /// Generator model id(s) for `--target rag` (see `assay models list`); several,
+    /// comma-separated, run as one experiment and are compared with the first.
+    #[arg(long, value_delimiter = ',')]
+    model: Option<Vec<String>>,
+    /// Retrieval mode: bm25, dense or hybrid.
+    #[arg(long)]
+    retrieval: Option<assay::retrieve::RetrievalMode>,
+    /// Prompt template for `--target rag` (minijinja; default: prompts/rag.md).
+    #[arg(long)]
+    prompt: Option<PathBuf>,
+    /// Most tokens generated per answer.
+    #[arg(long)]
+    max_tokens: Option<usize>,
+    /// cpu, or cuda / metal in builds with those features.
+    #[arg(long, default_value = "cpu")]
+    device: assay::llm::DeviceChoice,
     /// Deterministic metrics to compute, comma-separated (default: all that apply).
     #[arg(long, value_delimiter = ',')]
     metrics: Option<Vec<String>>,
@@ -58,22 +76,51 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         .map_err(anyhow::Error::msg)?;
     let db_path = args.db.path()?;
 
-    let (mut store, prepared) = match &args.resume {
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let cancel = cancel.clone();
+        // Ctrl-C stops generation at the next token and the run after the item in flight;
+        // what finished is kept and resumable.
+        let _ = ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed));
+    }
+
+    let (mut store, plans) = match &args.resume {
         None => {
-            let request = RunRequest {
-                target: args.target.clone().unwrap_or_else(|| "answers".into()),
-                metrics: args.metrics.clone().unwrap_or_default(),
-                top_k: args.top_k,
-                limit: args.limit,
-                seed: args.seed,
-                name: args.name.clone(),
-                experiment: None,
-            };
             // Metric names are checked before the database file is created.
-            assay::metrics::select(&request.metrics).map_err(anyhow::Error::msg)?;
+            let metrics = args.metrics.clone().unwrap_or_default();
+            if !metrics.is_empty() {
+                assay::metrics::MetricSelection::parse(&metrics.join(","))?;
+            }
+            // `--model a,b,c` is a matrix: one run per model, grouped as one experiment.
+            let models: Vec<Option<String>> = match &args.model {
+                Some(list) if !list.is_empty() => list.iter().cloned().map(Some).collect(),
+                _ => vec![None],
+            };
+            let experiment = (models.len() > 1).then(|| format!("exp-{}", run::now_rfc3339()));
             let store = Store::open(&db_path)?;
-            let prepared = run::prepare_new_run(&store, &dataset, &request)?;
-            (store, prepared)
+            let plans: Vec<RunPlan> = models
+                .into_iter()
+                .map(|model| RunRequest {
+                    target: args.target.clone().unwrap_or_else(|| "answers".into()),
+                    metrics: metrics.clone(),
+                    top_k: args.top_k,
+                    limit: args.limit,
+                    seed: args.seed,
+                    name: match (&args.name, &model, &experiment) {
+                        (Some(name), Some(m), Some(_)) => Some(format!("{name} {m}")),
+                        (name, _, _) => name.clone(),
+                    },
+                    experiment: experiment.clone(),
+                    model,
+                    retrieval: args.retrieval,
+                    prompt: args.prompt.clone(),
+                    max_tokens: args.max_tokens,
+                    device: args.device,
+                    cancel: Some(cancel.clone()),
+                })
+                .map(RunPlan::New)
+                .collect();
+            (store, plans)
         }
         Some(reference) => {
             let store = Store::open_existing(&db_path)?;
@@ -84,19 +131,85 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                 top_k: args.top_k,
                 limit: args.limit,
                 seed: args.seed,
+                prompt: args.prompt.clone(),
+                device: args.device,
+                cancel: Some(cancel.clone()),
             };
-            let prepared = run::prepare_resume(&store, &dataset, &request)?;
-            (store, prepared)
+            (store, vec![RunPlan::Resume(request)])
         }
     };
+
+    let mut reports = Vec::new();
+    let mut cancelled = false;
+    for plan in plans {
+        let prepared = match &plan {
+            RunPlan::New(request) => run::prepare_new_run(&store, &dataset, request)?,
+            RunPlan::Resume(request) => run::prepare_resume(&store, &dataset, request)?,
+        };
+        let (report, status) = execute_with_progress(&mut store, prepared, &dataset, &cancel)?;
+        if !args.json {
+            print_run_summary(&report);
+            println!();
+        }
+        if status == RunStatus::Cancelled {
+            eprintln!(
+                "cancelled: {} of {} items kept; finish with `assay run {} --resume {}`",
+                report.items.len(),
+                report.run.total_items,
+                args.dataset.display(),
+                report.run.id
+            );
+            cancelled = true;
+        }
+        reports.push(report);
+        if cancelled {
+            break;
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&to_json(&reports))?);
+    } else if reports.len() > 1 {
+        for other in &reports[1..] {
+            crate::commands_compare::print_comparison(&compare_runs(&reports[0], other, 0));
+        }
+    }
+    if cancelled {
+        // The shell's convention for "stopped by Ctrl-C".
+        return Ok(130);
+    }
+    let mut reasons = Vec::new();
+    for report in &reports {
+        for failure in check_gates(&gates, &report.summary) {
+            reasons.push(if reports.len() > 1 {
+                format!("{}: {failure}", report.run.name)
+            } else {
+                failure.to_string()
+            });
+        }
+    }
+    if !reasons.is_empty() {
+        eprintln!("gate failed: {}", reasons.join("; "));
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+enum RunPlan {
+    New(RunRequest),
+    Resume(ResumeRequest),
+}
+
+/// Execute a prepared run with a progress bar on stderr; returns its report and final status.
+fn execute_with_progress(
+    store: &mut Store,
+    prepared: PreparedRun,
+    dataset: &Dataset,
+    cancel: &AtomicBool,
+) -> anyhow::Result<(RunReport, RunStatus)> {
     let run_record = prepared.record;
     let mut target = prepared.target;
-
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let cancel = cancel.clone();
-        // Ctrl-C stops after the item in flight; what finished is kept and resumable.
-        let _ = ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed));
+    if let Some(index) = &prepared.index {
+        eprintln!("{}", index.headline());
     }
     let bar = ProgressBar::new(run_record.total_items as u64);
     bar.set_style(
@@ -110,7 +223,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             ..
         } => {
             bar.set_position(*already_done as u64);
-            bar.println(format!("run {run_id}"));
+            bar.println(format!("run {run_id} ({})", run_record.config.target));
         }
         Progress::ItemStarted { question_id, .. } => bar.set_message(question_id.clone()),
         Progress::ItemDone { done, error, question_id, .. } => {
@@ -121,40 +234,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         }
     };
     let status = run::execute(
-        &mut store,
+        store,
         &run_record,
-        &dataset,
+        dataset,
         target.as_mut(),
         &mut on_progress,
-        &cancel,
+        cancel,
     )?;
     bar.finish_and_clear();
-
     let record = store.find_run(&run_record.id)?;
-    let report = load_report(&store, record)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&to_json(std::slice::from_ref(&report)))?);
-    } else {
-        print_run_summary(&report);
-    }
-    if status == RunStatus::Cancelled {
-        eprintln!(
-            "cancelled: {} of {} items kept; finish with `assay run {} --resume {}`",
-            report.items.len(),
-            report.run.total_items,
-            args.dataset.display(),
-            report.run.id
-        );
-        // The shell's convention for "stopped by Ctrl-C".
-        return Ok(130);
-    }
-    let failures = check_gates(&gates, &report.summary);
-    if !failures.is_empty() {
-        let reasons: Vec<String> = failures.iter().map(ToString::to_string).collect();
-        eprintln!("gate failed: {}", reasons.join("; "));
-        return Ok(1);
-    }
-    Ok(0)
+    Ok((load_report(store, record)?, status))
 }
 
 /// The eShopSupport evaluator's closing lines, with intervals: items, average duration, and the

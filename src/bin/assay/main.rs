@@ -5,7 +5,9 @@
 
 mod commands_compare;
 mod commands_data;
+mod commands_index_bench;
 mod commands_run;
+mod models;
 mod terminal;
 
 use clap::{Parser, Subcommand};
@@ -70,6 +72,28 @@ enum Command {
         #[command(flatten)]
         db: DbArg,
     },
+    /// Build or verify a dataset's retrieval index (reused while the corpus is unchanged).
+    Index {
+        dataset: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Measure retrieval quality and speed and the model runtime (not a test: figures only).
+    Bench {
+        /// Dataset for the retrieval quality figures.
+        #[arg(long, default_value = "datasets/trailgear")]
+        dataset: PathBuf,
+        /// Models to measure (default: the installed default models).
+        #[arg(long, value_delimiter = ',')]
+        models: Option<Vec<String>>,
+        #[arg(long)]
+        skip_retrieval: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Local models: list, pull, add, try.
+    #[command(subcommand)]
+    Models(models::ModelsCommand),
     /// Import a dataset from another format.
     #[command(subcommand)]
     Import(commands_data::ImportCommand),
@@ -136,6 +160,14 @@ fn main() {
             db,
         } => commands_data::export(&runs, format, &output, &fail_under, &db).map(|_| 0),
         Command::Import(command) => commands_data::import(command).map(|_| 0),
+        Command::Index { dataset, json } => commands_index_bench::index(&dataset, json).map(|_| 0),
+        Command::Bench {
+            dataset,
+            models,
+            skip_retrieval,
+            json,
+        } => commands_index_bench::bench(&dataset, models, skip_retrieval, json).map(|_| 0),
+        Command::Models(command) => models::run(command).map(|_| 0),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -1,0 +1,136 @@
+//! `assay index` (build or verify a dataset's retrieval index) and `assay bench` (retrieval
+//! quality and speed, and the model runtime's speed, measured side by side in one process).
+
+use anyhow::Context;
+use assay::dataset::load_dataset;
+use assay::llm::{bench::bench_model, DeviceChoice, LanguageModel, Registry};
+use assay::retrieve::{bench::bench_retrieval, bench::BenchOptions, index_dataset, IndexSettings};
+use assay::target::EMBEDDING_MODEL_ID;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+pub fn index(dataset_dir: &Path, json: bool) -> anyhow::Result<()> {
+    let dataset = load_dataset(dataset_dir)?;
+    let (_index, report) = index_dataset(&dataset, IndexSettings::default())?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    println!("{}", report.headline());
+    for issue in report.skipped.iter().chain(&report.warnings) {
+        println!("  {issue}");
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct BenchReport {
+    retrieval: Option<assay::retrieve::bench::RetrievalBench>,
+    models: Vec<assay::llm::bench::ModelBench>,
+    /// Models asked for but not installed.
+    skipped_models: Vec<String>,
+}
+
+/// The generators and judges measured by default, when installed.
+const BENCH_MODELS: &[&str] = &[
+    "smollm2-135m-instruct",
+    "qwen2.5-coder-0.5b-instruct",
+    "qwen2.5-coder-1.5b-instruct",
+    "gemma3-270m",
+];
+
+pub fn bench(
+    dataset_dir: &Path,
+    models: Option<Vec<String>>,
+    skip_retrieval: bool,
+    json: bool,
+) -> anyhow::Result<()> {
+    let registry = Registry::load()?;
+    let retrieval = if skip_retrieval {
+        None
+    } else {
+        let dataset = load_dataset(dataset_dir)?;
+        let minilm_dir: Option<PathBuf> = registry
+            .model_path(EMBEDDING_MODEL_ID)
+            .ok()
+            .and_then(|file| file.parent().map(Path::to_path_buf));
+        let options = BenchOptions {
+            minilm_dir,
+            ..BenchOptions::default()
+        };
+        eprintln!("== retrieval on {} and a generated corpus", dataset.manifest.name);
+        Some(bench_retrieval(Some(&dataset), &options).context("retrieval bench")?)
+    };
+    let ids: Vec<String> = models.unwrap_or_else(|| BENCH_MODELS.iter().map(|s| s.to_string()).collect());
+    let mut measured = Vec::new();
+    let mut skipped = Vec::new();
+    for id in ids {
+        let Ok(path) = registry.model_path(&id) else {
+            skipped.push(id);
+            continue;
+        };
+        eprintln!("== model {id}");
+        let model = LanguageModel::shared(&path, &id, DeviceChoice::Cpu)?;
+        measured.push(bench_model(&model)?);
+    }
+    let report = BenchReport {
+        retrieval,
+        models: measured,
+        skipped_models: skipped,
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_bench(&report);
+    }
+    Ok(())
+}
+
+fn print_bench(report: &BenchReport) {
+    if let Some(r) = &report.retrieval {
+        if let Some(q) = &r.quality {
+            println!("retrieval quality on {} ({} chunks):", q.dataset, q.chunks);
+            println!("  {:<10} {:>6} {:>6} {:>6}", "method", "hit@1", "hit@5", "MRR");
+            for row in &q.rows {
+                println!("  {:<10} {:>6.3} {:>6.3} {:>6.3}", row.method, row.hit_at_1, row.hit_at_5, row.mrr);
+            }
+            for reason in &q.not_measured {
+                println!("  not measured: {reason}");
+            }
+        }
+        let s = &r.scale;
+        println!(
+            "index build: {} chunks in {:.2}s ({:.0} chunks/s); BM25 query latency p50 {:.2} ms, p99 {:.2} ms over {} queries",
+            s.chunks, s.build_seconds, s.chunks_per_second, s.query_p50_ms, s.query_p99_ms, s.queries
+        );
+        if let Some(e) = &r.embedding {
+            println!("embedding (MiniLM, CPU): {} chunks in {:.1}s ({:.1} chunks/s)", e.chunks, e.seconds, e.chunks_per_second);
+        }
+    }
+    for b in &report.models {
+        println!(
+            "{} ({} threads): prompt {:.1} tok/s, decode {:.1} tok/s; {} options after {} tokens: {:.2}s with prefix reuse, {:.2}s without ({:.1}x); peak RSS {}",
+            b.model,
+            b.threads,
+            b.prompt_tok_per_s,
+            b.decode_tok_per_s,
+            b.scoring_options,
+            b.scoring_prompt_tokens,
+            b.scoring_with_prefix_reuse_s,
+            b.scoring_without_prefix_reuse_s,
+            b.scoring_without_prefix_reuse_s / b.scoring_with_prefix_reuse_s.max(1e-9),
+            b.peak_rss_mib.map(|m| format!("{m:.0} MiB")).unwrap_or_else(|| "unknown".into())
+        );
+        if let Some(l) = &b.llama_cpp {
+            println!(
+                "  llama.cpp, same file and threads: prompt {:.1} tok/s, decode {:.1} tok/s → ours/llama.cpp prompt {:.2}x, decode {:.2}x",
+                l.prompt_tok_per_s, l.decode_tok_per_s, l.prompt_ratio, l.decode_ratio
+            );
+        } else {
+            println!("  llama.cpp: `llama-bench` not on the PATH (scripts/llm_build_llama_cpp.sh builds it)");
+        }
+    }
+    if !report.skipped_models.is_empty() {
+        println!("not installed, not measured: {}", report.skipped_models.join(", "));
+    }
+}

@@ -1,0 +1,175 @@
+//! Chunking: whole sentences packed up to a word budget, never across a heading, with a few
+//! trailing sentences repeated at the start of the next chunk (overlap) so a passage cut by a
+//! chunk border is still whole in one of them.
+
+use super::{split_sentences, Chunk, Document};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
+pub struct ChunkSettings {
+    /// Most words in a chunk (a single longer sentence is cut into windows of this size).
+    pub size_words: usize,
+    /// At most this many words of the previous chunk's last sentences start the next chunk.
+    pub overlap_words: usize,
+}
+
+impl Default for ChunkSettings {
+    fn default() -> Self {
+        Self { size_words: 120, overlap_words: 30 }
+    }
+}
+
+impl ChunkSettings {
+    /// Size at least 1 and overlap below size, so chunking always moves forward.
+    pub fn normalized(self) -> Self {
+        let size_words = self.size_words.max(1);
+        Self { size_words, overlap_words: self.overlap_words.min(size_words - 1) }
+    }
+}
+
+/// A sentence (or a piece of an over-long one) with where it came from.
+struct Unit {
+    text: String,
+    words: usize,
+    block: usize,
+    page: Option<u32>,
+}
+
+pub fn chunk_document(doc: &Document, settings: ChunkSettings) -> Vec<Chunk> {
+    let settings = settings.normalized();
+    let mut chunks = Vec::new();
+    for section in &doc.sections {
+        let mut units = Vec::new();
+        for (block_index, block) in section.blocks.iter().enumerate() {
+            for sentence in split_sentences(&block.text) {
+                push_units(&mut units, sentence, block_index, block.page, settings);
+            }
+        }
+        for range in pack(&units, settings) {
+            let text = join_units(&units[range.clone()]);
+            chunks.push(Chunk {
+                id: format!("{}#{}", doc.id, chunks.len()),
+                doc: doc.id.clone(),
+                text,
+                heading: section.heading.clone(),
+                page: units[range.start].page,
+            });
+        }
+    }
+    chunks
+}
+
+fn push_units(units: &mut Vec<Unit>, sentence: String, block: usize, page: Option<u32>, s: ChunkSettings) {
+    let words: Vec<&str> = sentence.split_whitespace().collect();
+    if words.len() <= s.size_words {
+        units.push(Unit { words: words.len(), text: sentence, block, page });
+        return;
+    }
+    let step = s.size_words - s.overlap_words;
+    let mut start = 0;
+    loop {
+        let end = (start + s.size_words).min(words.len());
+        units.push(Unit { text: words[start..end].join(" "), words: end - start, block, page });
+        if end == words.len() {
+            break;
+        }
+        start += step;
+    }
+}
+
+/// Ranges of units, each within the word budget (or a single unit), consecutive ranges sharing
+/// up to `overlap_words` words of trailing units.
+fn pack(units: &[Unit], s: ChunkSettings) -> Vec<std::ops::Range<usize>> {
+    let mut ranges = Vec::new();
+    let mut start = 0;
+    while start < units.len() {
+        let mut end = start;
+        let mut words = 0;
+        while end < units.len() && (end == start || words + units[end].words <= s.size_words) {
+            words += units[end].words;
+            end += 1;
+        }
+        ranges.push(start..end);
+        if end == units.len() {
+            break;
+        }
+        let mut next = end;
+        let mut overlap = 0;
+        while next - 1 > start && overlap + units[next - 1].words <= s.overlap_words {
+            next -= 1;
+            overlap += units[next].words;
+        }
+        start = next;
+    }
+    ranges
+}
+
+/// Sentences of one block are joined with spaces, blocks with line breaks.
+fn join_units(units: &[Unit]) -> String {
+    let mut text = String::new();
+    for (i, unit) in units.iter().enumerate() {
+        if i > 0 {
+            text.push(if units[i - 1].block == unit.block { ' ' } else { '\n' });
+        }
+        text.push_str(&unit.text);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::{Block, DocumentKind, Section};
+
+    fn doc(sections: Vec<(Option<&str>, Vec<&str>)>) -> Document {
+        Document {
+            id: "d".into(),
+            path: "d.md".into(),
+            kind: DocumentKind::Markdown,
+            pages: None,
+            sections: sections
+                .into_iter()
+                .map(|(h, blocks)| Section {
+                    heading: h.map(str::to_string),
+                    blocks: blocks.into_iter().map(|t| Block { text: t.into(), page: None }).collect(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn packs_sentences_with_overlap_and_never_crosses_headings() {
+        let d = doc(vec![
+            (Some("A"), vec!["One two three. Four five six. Seven eight nine."]),
+            (Some("B"), vec!["Ten eleven.", "Twelve."]),
+        ]);
+        let chunks = chunk_document(&d, ChunkSettings { size_words: 6, overlap_words: 3 });
+        let got: Vec<(&str, &str, Option<&str>)> =
+            chunks.iter().map(|c| (c.id.as_str(), c.text.as_str(), c.heading.as_deref())).collect();
+        assert_eq!(
+            got,
+            [
+                ("d#0", "One two three. Four five six.", Some("A")),
+                ("d#1", "Four five six. Seven eight nine.", Some("A")),
+                ("d#2", "Ten eleven.\nTwelve.", Some("B")),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_over_long_sentence_is_cut_into_windows() {
+        let d = doc(vec![(None, vec!["a b c d e f g h i j"])]);
+        let chunks = chunk_document(&d, ChunkSettings { size_words: 4, overlap_words: 1 });
+        let texts: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(texts, ["a b c d", "d e f g", "g h i j"]);
+    }
+
+    #[test]
+    fn zero_overlap_and_degenerate_settings_terminate() {
+        let d = doc(vec![(None, vec!["A b. C d. E f."])]);
+        let none = chunk_document(&d, ChunkSettings { size_words: 2, overlap_words: 0 });
+        assert_eq!(none.len(), 3);
+        let silly = chunk_document(&d, ChunkSettings { size_words: 0, overlap_words: 9 });
+        assert_eq!(silly.len(), 6);
+    }
+}

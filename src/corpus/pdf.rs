@@ -1,0 +1,157 @@
+//! PDF: the text of each page, through pdf-extract (which places spaces from glyph positions,
+//! so LaTeX output without space characters still reads as words).
+//!
+//! pdf-extract and lopdf can panic on malformed files; a panic is caught and reported as an
+//! unreadable document (or page) so one bad manual never stops a corpus.
+
+use super::DocumentProblem;
+use pdf_extract::{output_doc_page, MediaBox, OutputDev, OutputError, Transform};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use unicode_normalization::UnicodeNormalization;
+
+/// The raw text of each page (index 0 = page 1), and per-page warnings.
+pub(crate) struct PdfText {
+    pub pages: Vec<String>,
+    pub warnings: Vec<DocumentProblem>,
+}
+
+pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<PdfText, DocumentProblem> {
+    if !bytes.starts_with(b"%PDF") && !bytes[..bytes.len().min(1024)].windows(4).any(|w| w == b"%PDF") {
+        return Err(DocumentProblem::PdfUnreadable { message: "no %PDF header".into() });
+    }
+    let loaded = catch_unwind(AssertUnwindSafe(|| pdf_extract::Document::load_mem(bytes)));
+    let mut doc = match loaded {
+        Ok(Ok(doc)) => doc,
+        Ok(Err(e)) => return Err(DocumentProblem::PdfUnreadable { message: e.to_string() }),
+        Err(panic) => {
+            return Err(DocumentProblem::PdfUnreadable { message: panic_message(&panic) })
+        }
+    };
+    if doc.is_encrypted() {
+        // Most "protected" PDFs only have an owner password and open with an empty user one.
+        let decrypted = catch_unwind(AssertUnwindSafe(|| doc.decrypt("")));
+        if !matches!(decrypted, Ok(Ok(()))) {
+            return Err(DocumentProblem::Encrypted);
+        }
+    }
+    let page_numbers: Vec<u32> = doc.get_pages().keys().copied().collect();
+    if page_numbers.is_empty() {
+        return Err(DocumentProblem::PdfUnreadable { message: "no pages".into() });
+    }
+    let mut pages = Vec::with_capacity(page_numbers.len());
+    let mut warnings = Vec::new();
+    for page in page_numbers {
+        let extracted = catch_unwind(AssertUnwindSafe(|| {
+            let mut output = PageText::default();
+            output_doc_page(&doc, &mut output, page).map(|()| output.text())
+        }));
+        let text = match extracted {
+            Ok(Ok(text)) => text,
+            Ok(Err(e)) => {
+                warnings.push(DocumentProblem::PdfPage { page, message: e.to_string() });
+                String::new()
+            }
+            Err(panic) => {
+                warnings.push(DocumentProblem::PdfPage { page, message: panic_message(&panic) });
+                String::new()
+            }
+        };
+        // NFKC turns typesetters' ligatures (U+FB01 "ﬁ") and compatibility forms into letters.
+        pages.push(text.nfkc().collect());
+    }
+    Ok(PdfText { pages, warnings })
+}
+
+/// Word breaks from glyph positions, in em. pdfLaTeX writes no space glyphs: its word gaps
+/// are about 0.33 em (rarely under 0.2 em when justified), so a gap over `NO_SPACE_GLYPHS_GAP`
+/// is a space. Chromium and LibreOffice write space glyphs, and some of their fonts lack
+/// widths for a few glyphs, which opens false gaps inside words ("er ror", "char ge" with
+/// pdf-extract's own 0.1 em rule): on pages with space glyphs only a gap wider than
+/// `WITH_SPACE_GLYPHS_GAP` (table columns, tabs) adds a space.
+const NO_SPACE_GLYPHS_GAP: f64 = 0.2;
+const WITH_SPACE_GLYPHS_GAP: f64 = 0.8;
+
+struct Glyph {
+    x: f64,
+    y: f64,
+    end: f64,
+    size: f64,
+    text: String,
+}
+
+/// Collects a page's glyphs; `text` lays them out once the whole page is known.
+#[derive(Default)]
+struct PageText {
+    glyphs: Vec<Glyph>,
+}
+
+impl PageText {
+    /// Line breaks where the baseline moves, blank lines where it jumps by more than a line
+    /// and a half, spaces from space glyphs or wide gaps.
+    fn text(&self) -> String {
+        let has_space_glyphs = self.glyphs.iter().any(|g| g.text.trim().is_empty());
+        let gap_em = if has_space_glyphs { WITH_SPACE_GLYPHS_GAP } else { NO_SPACE_GLYPHS_GAP };
+        let mut text = String::new();
+        let mut space_pending = false;
+        let mut last: Option<&Glyph> = None;
+        for glyph in &self.glyphs {
+            let blank = glyph.text.trim().is_empty();
+            if let Some(prev) = last {
+                let size = glyph.size;
+                let dy = (glyph.y - prev.y).abs();
+                if dy > size * 1.5 {
+                    text.push_str("\n\n");
+                    space_pending = false;
+                } else if dy > size * 0.5 || glyph.x < prev.end - size {
+                    text.push('\n');
+                    space_pending = false;
+                } else if !blank && (space_pending || glyph.x > prev.end + size * gap_em) {
+                    text.push(' ');
+                    space_pending = false;
+                }
+            }
+            if blank {
+                space_pending = true;
+            } else {
+                text.push_str(&glyph.text);
+            }
+            last = Some(glyph);
+        }
+        text
+    }
+}
+
+impl OutputDev for PageText {
+    fn begin_page(&mut self, _: u32, _: &MediaBox, _: Option<(f64, f64, f64, f64)>) -> Result<(), OutputError> {
+        Ok(())
+    }
+    fn end_page(&mut self) -> Result<(), OutputError> {
+        Ok(())
+    }
+    fn output_character(&mut self, trm: &Transform, width: f64, _spacing: f64, font_size: f64, glyph: &str) -> Result<(), OutputError> {
+        let sx = font_size * (trm.m11 + trm.m21);
+        let sy = font_size * (trm.m12 + trm.m22);
+        let size = (sx * sy).abs().sqrt().max(1e-6);
+        let (x, y) = (trm.m31, trm.m32);
+        self.glyphs.push(Glyph { x, y, end: x + width * size, size, text: glyph.to_string() });
+        Ok(())
+    }
+    fn begin_word(&mut self) -> Result<(), OutputError> {
+        Ok(())
+    }
+    fn end_word(&mut self) -> Result<(), OutputError> {
+        Ok(())
+    }
+    fn end_line(&mut self) -> Result<(), OutputError> {
+        Ok(())
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    let detail = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown cause".into());
+    format!("the PDF reader failed: {detail}")
+}

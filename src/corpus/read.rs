@@ -1,0 +1,107 @@
+//! Reading documents from disk: one file into a `Document`, or a whole corpus listing into
+//! documents plus the issues met on the way.
+
+use super::markdown::markdown_sections;
+use super::pdf::pdf_pages;
+use super::pdf_layout::pdf_sections;
+use super::text::{decode_text, paragraph_blocks};
+use super::{Document, DocumentIssue, DocumentKind, DocumentProblem, Section};
+use crate::dataset::CorpusFile;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ReadLimits {
+    /// Larger files are skipped: a manual is rarely over a few MB, and a 50 MB dump would
+    /// dominate the index and the embedding time.
+    pub max_document_bytes: u64,
+}
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        Self { max_document_bytes: 32 * 1024 * 1024 }
+    }
+}
+
+/// A corpus, read: the documents that have text, and every problem met, by document.
+#[derive(Debug, Clone, Default)]
+pub struct CorpusRead {
+    pub documents: Vec<Document>,
+    pub issues: Vec<DocumentIssue>,
+}
+
+impl CorpusRead {
+    pub fn skipped(&self) -> impl Iterator<Item = &DocumentIssue> {
+        self.issues.iter().filter(|i| i.skipped)
+    }
+}
+
+/// Read one document. `Ok` carries the document and its warnings; `Err` means it is skipped.
+pub fn read_document(
+    id: &str,
+    path: &Path,
+    limits: ReadLimits,
+) -> Result<(Document, Vec<DocumentProblem>), DocumentProblem> {
+    let kind = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .and_then(DocumentKind::from_extension)
+        .ok_or(DocumentProblem::Unsupported)?;
+    let io = |e: std::io::Error| DocumentProblem::Io { message: e.to_string() };
+    let meta = std::fs::metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        return Err(DocumentProblem::Io { message: "not a regular file".into() });
+    }
+    if meta.len() > limits.max_document_bytes {
+        return Err(DocumentProblem::TooLarge { bytes: meta.len(), limit: limits.max_document_bytes });
+    }
+    let bytes = std::fs::read(path).map_err(io)?;
+    if bytes.is_empty() {
+        return Err(DocumentProblem::Empty);
+    }
+    let mut warnings = Vec::new();
+    let mut pages = None;
+    let sections = match kind {
+        DocumentKind::Markdown | DocumentKind::Text => {
+            let (text, warning) = decode_text(&bytes)?;
+            warnings.extend(warning);
+            if kind == DocumentKind::Markdown {
+                markdown_sections(&text)
+            } else {
+                vec![Section { heading: None, blocks: paragraph_blocks(&text, None) }]
+            }
+        }
+        DocumentKind::Pdf => {
+            let pdf = pdf_pages(&bytes)?;
+            warnings.extend(pdf.warnings);
+            pages = Some(pdf.pages.len() as u32);
+            pdf_sections(&pdf.pages)
+        }
+    };
+    let document = Document { id: id.to_string(), path: path.to_path_buf(), kind, pages, sections };
+    if document.word_count() == 0 {
+        return Err(DocumentProblem::NoText);
+    }
+    Ok((document, warnings))
+}
+
+/// Read every listed document; a document that fails is recorded and skipped.
+pub fn read_corpus(files: &[CorpusFile], limits: ReadLimits) -> CorpusRead {
+    let mut read = CorpusRead::default();
+    for file in files {
+        let issue = |skipped, problem| DocumentIssue {
+            doc: file.id.clone(),
+            path: file.path.clone(),
+            skipped,
+            problem,
+        };
+        match read_document(&file.id, &file.path, limits) {
+            Ok((document, warnings)) => {
+                read.issues.extend(warnings.into_iter().map(|w| issue(false, w)));
+                read.documents.push(document);
+            }
+            Err(problem) => read.issues.push(issue(true, problem)),
+        }
+    }
+    read
+}

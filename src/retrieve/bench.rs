@@ -1,0 +1,371 @@
+//! `assay bench` figures for retrieval: quality per mode on a dataset against a plain
+//! baseline, index build throughput and query latency on a generated corpus, and embedding
+//! throughput. Everything here is measured when called; nothing is a stored number.
+
+use super::bm25::Bm25Index;
+use super::cache::{open_or_build, CorpusIndex, IndexSettings};
+use super::minilm::MiniLm;
+use super::{index_dataset, RetrievalMode, RetrieveError};
+use crate::corpus::{read_corpus, Chunk, ChunkSettings};
+use crate::dataset::{CorpusFile, Dataset, Question};
+use crate::metrics::ranking::{context_coverage, CONTEXT_COVERAGE_THRESHOLD};
+use crate::target::RetrievedChunk;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The plain baseline: fixed word windows, no sentence or heading awareness.
+pub const BASELINE_WINDOW_WORDS: usize = 160;
+pub const BASELINE_STRIDE_WORDS: usize = 120;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct QualityRow {
+    /// `bm25`, `dense`, `hybrid` or `baseline` (BM25 over fixed windows).
+    pub method: String,
+    pub questions: usize,
+    pub hit_at_1: f64,
+    pub hit_at_5: f64,
+    pub mrr: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct QualityBench {
+    pub dataset: String,
+    pub chunk_settings: ChunkSettings,
+    pub chunks: usize,
+    pub rows: Vec<QualityRow>,
+    /// Modes not measured and why (e.g. the MiniLM files are missing).
+    pub not_measured: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ScaleBench {
+    pub documents: usize,
+    pub chunks: usize,
+    pub build_seconds: f64,
+    pub chunks_per_second: f64,
+    pub queries: usize,
+    pub query_p50_ms: f64,
+    pub query_p99_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EmbeddingBench {
+    pub chunks: usize,
+    pub seconds: f64,
+    pub chunks_per_second: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RetrievalBench {
+    pub quality: Option<QualityBench>,
+    pub scale: ScaleBench,
+    pub embedding: Option<EmbeddingBench>,
+}
+
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    pub settings: IndexSettings,
+    /// Folder with the MiniLM files; dense, hybrid and embedding figures need it.
+    pub minilm_dir: Option<PathBuf>,
+    /// The generated corpus has at least this many chunks.
+    pub scale_chunks: usize,
+    pub queries: usize,
+    /// Scratch folder for the generated corpus and baseline index (removed afterwards).
+    pub work_dir: PathBuf,
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        Self {
+            settings: IndexSettings::default(),
+            minilm_dir: None,
+            scale_chunks: 20_000,
+            queries: 1_000,
+            work_dir: std::env::temp_dir().join(format!("assay-retrieval-bench-{}", std::process::id())),
+        }
+    }
+}
+
+/// All retrieval figures: quality on `dataset` (when given), scale, embedding throughput.
+pub fn bench_retrieval(dataset: Option<&Dataset>, options: &BenchOptions) -> Result<RetrievalBench, RetrieveError> {
+    let model = match &options.minilm_dir {
+        Some(dir) => Some(MiniLm::load(dir)?),
+        None => None,
+    };
+    let result = (|| {
+        let quality = match dataset {
+            Some(d) => Some(bench_quality(d, options, model.as_ref())?),
+            None => None,
+        };
+        let scale = bench_scale(options)?;
+        let embedding = match (&model, dataset) {
+            (Some(m), Some(d)) => Some(bench_embedding(m, d, options.settings)?),
+            _ => None,
+        };
+        Ok(RetrievalBench { quality, scale, embedding })
+    })();
+    let _ = std::fs::remove_dir_all(&options.work_dir);
+    result
+}
+
+/// hit@1, hit@5 and MRR (over the top 5) for each mode and the baseline. Questions with
+/// neither a golden context nor citations (e.g. refusals) are left out. Retrieval is scoped
+/// by each question's `doc`, as the targets do.
+pub fn bench_quality(
+    dataset: &Dataset,
+    options: &BenchOptions,
+    model: Option<&MiniLm>,
+) -> Result<QualityBench, RetrieveError> {
+    const K: usize = 5;
+    let (mut index, _) = index_dataset(dataset, options.settings)?;
+    let questions: Vec<&Question> = dataset.questions.iter().filter(|q| is_judgeable(q)).collect();
+    let mut rows = Vec::new();
+    let mut not_measured = Vec::new();
+    let mut modes = vec![RetrievalMode::Bm25];
+    match model {
+        Some(m) => {
+            index.ensure_embeddings(m)?;
+            modes.extend([RetrievalMode::Dense, RetrievalMode::Hybrid]);
+        }
+        None => not_measured.push("dense and hybrid: no MiniLM model given".to_string()),
+    }
+    for mode in modes {
+        let mut rankings = Vec::new();
+        for q in &questions {
+            rankings.push(index.search(&q.question, q.doc.as_deref(), K, mode, model)?);
+        }
+        rows.push(quality_row(mode.as_str(), &questions, &rankings));
+    }
+    let baseline = baseline_rankings(dataset, &questions, options, K)?;
+    rows.push(quality_row("baseline", &questions, &baseline));
+    Ok(QualityBench {
+        dataset: dataset.manifest.name.clone(),
+        chunk_settings: options.settings.chunking,
+        chunks: index.chunks.len(),
+        rows,
+        not_measured,
+    })
+}
+
+fn is_judgeable(q: &Question) -> bool {
+    !q.refuse && (q.context.as_deref().is_some_and(|c| !c.trim().is_empty()) || !q.citations.is_empty())
+}
+
+/// The golden context decides when there is one (the same coverage rule as the run's
+/// `context_hit_at_k`, from `metrics::ranking`); otherwise the citations (a chunk id, or a
+/// document id meaning any chunk of it).
+pub fn is_relevant(q: &Question, chunk: &RetrievedChunk) -> bool {
+    if let Some(coverage) = q.context.as_deref().and_then(|c| context_coverage(c, &chunk.text)) {
+        return coverage >= CONTEXT_COVERAGE_THRESHOLD;
+    }
+    q.citations.iter().any(|c| *c == chunk.chunk_id || *c == chunk.doc)
+}
+
+fn quality_row(method: &str, questions: &[&Question], rankings: &[Vec<RetrievedChunk>]) -> QualityRow {
+    let n = questions.len();
+    let mut hit1 = 0.0;
+    let mut hit5 = 0.0;
+    let mut rr = 0.0;
+    for (q, ranking) in questions.iter().zip(rankings) {
+        if let Some(rank) = ranking.iter().take(5).position(|c| is_relevant(q, c)) {
+            hit5 += 1.0;
+            rr += 1.0 / (rank as f64 + 1.0);
+            if rank == 0 {
+                hit1 += 1.0;
+            }
+        }
+    }
+    let mean = |x: f64| if n == 0 { 0.0 } else { x / n as f64 };
+    QualityRow { method: method.into(), questions: n, hit_at_1: mean(hit1), hit_at_5: mean(hit5), mrr: mean(rr) }
+}
+
+/// BM25 over fixed windows of each document's text (headings and sentences ignored).
+fn baseline_rankings(
+    dataset: &Dataset,
+    questions: &[&Question],
+    options: &BenchOptions,
+    k: usize,
+) -> Result<Vec<Vec<RetrievedChunk>>, RetrieveError> {
+    let read = read_corpus(&dataset.documents, options.settings.limits);
+    let mut chunks = Vec::new();
+    for doc in &read.documents {
+        let words: Vec<&str> = doc
+            .sections
+            .iter()
+            .flat_map(|s| &s.blocks)
+            .flat_map(|b| b.text.split_whitespace())
+            .collect();
+        let mut start = 0;
+        loop {
+            let end = (start + BASELINE_WINDOW_WORDS).min(words.len());
+            chunks.push(Chunk {
+                id: format!("{}#w{}", doc.id, start / BASELINE_STRIDE_WORDS),
+                doc: doc.id.clone(),
+                text: words[start..end].join(" "),
+                heading: None,
+                page: None,
+            });
+            if end == words.len() {
+                break;
+            }
+            start += BASELINE_STRIDE_WORDS;
+        }
+    }
+    let dir = options.work_dir.join("baseline");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| RetrieveError::io(&dir, e))?;
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| RetrieveError::io(&dir, e))?;
+    let index = Bm25Index::build(&dir, &chunks)?;
+    let mut rankings = Vec::new();
+    for q in questions {
+        let ranked = index.search(&q.question, q.doc.as_deref(), k)?;
+        rankings.push(
+            ranked
+                .into_iter()
+                .filter_map(|(i, score)| chunks.get(i).map(|c| (c, score)))
+                .map(|(c, score)| RetrievedChunk {
+                    chunk_id: c.id.clone(),
+                    doc: c.doc.clone(),
+                    score,
+                    text: c.text.clone(),
+                })
+                .collect(),
+        );
+    }
+    Ok(rankings)
+}
+
+/// Build an index of a generated corpus (Markdown manuals whose sections are one chunk each)
+/// and time it, then time BM25 queries drawn from the same word distribution.
+pub fn bench_scale(options: &BenchOptions) -> Result<ScaleBench, RetrieveError> {
+    let corpus_dir = options.work_dir.join("generated-corpus");
+    let files = generate_corpus(&corpus_dir, options.scale_chunks, options.settings.chunking)?;
+    let cache = options.work_dir.join("generated-index");
+    let start = Instant::now();
+    let (index, _) = open_or_build(&files, &cache, options.settings)?;
+    let build_seconds = start.elapsed().as_secs_f64();
+    let latencies = time_queries(&index, options.queries)?;
+    Ok(ScaleBench {
+        documents: files.len(),
+        chunks: index.chunks.len(),
+        build_seconds,
+        chunks_per_second: index.chunks.len() as f64 / build_seconds.max(1e-9),
+        queries: latencies.len(),
+        query_p50_ms: percentile(&latencies, 0.50),
+        query_p99_ms: percentile(&latencies, 0.99),
+    })
+}
+
+/// Embed every chunk of the dataset's corpus once (not cached) and time it.
+pub fn bench_embedding(model: &MiniLm, dataset: &Dataset, settings: IndexSettings) -> Result<EmbeddingBench, RetrieveError> {
+    let (index, _) = index_dataset(dataset, settings)?;
+    let bodies: Vec<String> = index.chunks.iter().map(super::dense::chunk_body).collect();
+    let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
+    let start = Instant::now();
+    model.embed(&refs)?;
+    let seconds = start.elapsed().as_secs_f64();
+    Ok(EmbeddingBench { chunks: refs.len(), seconds, chunks_per_second: refs.len() as f64 / seconds.max(1e-9) })
+}
+
+fn percentile(sorted_ms: &[f64], p: f64) -> f64 {
+    if sorted_ms.is_empty() {
+        return 0.0;
+    }
+    let rank = ((sorted_ms.len() as f64 * p).ceil() as usize).clamp(1, sorted_ms.len());
+    sorted_ms[rank - 1]
+}
+
+/// A vocabulary of pronounceable made-up words with Zipf-like frequencies, as in real text.
+struct Vocabulary {
+    words: Vec<String>,
+    cumulative: Vec<f64>,
+}
+
+impl Vocabulary {
+    fn new(size: usize, rng: &mut ChaCha8Rng) -> Self {
+        const SYLLABLES: &[&str] = &[
+            "ka", "lo", "mi", "ne", "tor", "van", "ster", "qui", "pa", "dre", "lu", "sen", "gor",
+            "fi", "bal", "tem", "ro", "shi", "nal", "wex",
+        ];
+        let mut seen = HashSet::new();
+        let mut words = Vec::with_capacity(size);
+        while words.len() < size {
+            let n = rng.random_range(1..=4);
+            let word: String = (0..n).map(|_| SYLLABLES[rng.random_range(0..SYLLABLES.len())]).collect();
+            if seen.insert(word.clone()) {
+                words.push(word);
+            }
+        }
+        let mut total = 0.0;
+        let cumulative = (1..=size)
+            .map(|rank| {
+                total += 1.0 / rank as f64;
+                total
+            })
+            .collect();
+        Self { words, cumulative }
+    }
+
+    fn sample(&self, rng: &mut ChaCha8Rng) -> &str {
+        let total = self.cumulative.last().copied().unwrap_or(1.0);
+        let x = rng.random::<f64>() * total;
+        let i = self.cumulative.partition_point(|c| *c < x).min(self.words.len() - 1);
+        &self.words[i]
+    }
+}
+
+const BENCH_SEED: u64 = 20_000;
+const SECTIONS_PER_DOCUMENT: usize = 100;
+
+/// Write Markdown manuals with `chunks` sections in all; each section fits one chunk.
+fn generate_corpus(dir: &Path, chunks: usize, chunking: ChunkSettings) -> Result<Vec<CorpusFile>, RetrieveError> {
+    std::fs::create_dir_all(dir).map_err(|e| RetrieveError::io(dir, e))?;
+    let mut rng = ChaCha8Rng::seed_from_u64(BENCH_SEED);
+    let vocabulary = Vocabulary::new(20_000, &mut rng);
+    let section_words = chunking.normalized().size_words.clamp(1, 100);
+    let documents = chunks.div_ceil(SECTIONS_PER_DOCUMENT);
+    let mut files = Vec::with_capacity(documents);
+    for d in 0..documents {
+        let sections = SECTIONS_PER_DOCUMENT.min(chunks - d * SECTIONS_PER_DOCUMENT);
+        let mut text = format!("# Generated manual {d}\n\n");
+        for s in 0..sections {
+            text.push_str(&format!("## Section {s} {}\n\n", vocabulary.sample(&mut rng)));
+            let mut written = 0;
+            while written < section_words {
+                let len = rng.random_range(6..=16).min(section_words - written);
+                let sentence: Vec<&str> = (0..len).map(|_| vocabulary.sample(&mut rng)).collect();
+                text.push_str(&sentence.join(" "));
+                text.push_str(". ");
+                written += len;
+            }
+            text.push_str("\n\n");
+        }
+        let id = format!("generated-{d:04}");
+        let path = dir.join(format!("{id}.md"));
+        std::fs::write(&path, text).map_err(|e| RetrieveError::io(&path, e))?;
+        files.push(CorpusFile { id, path });
+    }
+    Ok(files)
+}
+
+/// Sorted per-query latencies in milliseconds for `count` top-10 BM25 queries.
+fn time_queries(index: &CorpusIndex, count: usize) -> Result<Vec<f64>, RetrieveError> {
+    let mut rng = ChaCha8Rng::seed_from_u64(BENCH_SEED + 1);
+    let vocabulary = Vocabulary::new(20_000, &mut ChaCha8Rng::seed_from_u64(BENCH_SEED));
+    let mut latencies = Vec::with_capacity(count);
+    for _ in 0..count {
+        let len = rng.random_range(3..=8);
+        let query: Vec<&str> = (0..len).map(|_| vocabulary.sample(&mut rng)).collect();
+        let query = query.join(" ");
+        let start = Instant::now();
+        index.search(&query, None, 10, RetrievalMode::Bm25, None)?;
+        latencies.push(start.elapsed().as_secs_f64() * 1000.0);
+    }
+    latencies.sort_by(f64::total_cmp);
+    Ok(latencies)
+}

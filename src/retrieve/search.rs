@@ -1,0 +1,94 @@
+//! Searching an open index in each retrieval mode, returning `RetrievedChunk`s best first.
+
+use super::cache::CorpusIndex;
+use super::dense::{DenseVectors, EmbeddingStatus, EMBEDDINGS_FILE};
+use super::fusion::reciprocal_rank_fusion;
+use super::minilm::MiniLm;
+use super::{RetrievalMode, RetrieveError};
+use crate::target::RetrievedChunk;
+
+/// Each ranking fed to fusion is this many times deeper than the final list (at least
+/// `FUSION_MIN_DEPTH`), so a chunk ranked modestly by both can still rise to the top.
+const FUSION_DEPTH_FACTOR: usize = 4;
+const FUSION_MIN_DEPTH: usize = 50;
+
+impl CorpusIndex {
+    /// Load the chunks' MiniLM vectors from the index folder, or compute and store them.
+    pub fn ensure_embeddings(&mut self, model: &MiniLm) -> Result<EmbeddingStatus, RetrieveError> {
+        let path = self.dir.join(EMBEDDINGS_FILE);
+        if let Some(vectors) = DenseVectors::load(&path, model.weights_sha256(), self.chunks.len()) {
+            self.dense = Some(vectors);
+            return Ok(EmbeddingStatus::Reused);
+        }
+        let (vectors, seconds) = DenseVectors::compute(model, &self.chunks)?;
+        vectors.save(&path, model.weights_sha256())?;
+        self.dense = Some(vectors);
+        Ok(EmbeddingStatus::Computed { chunks: self.chunks.len(), seconds })
+    }
+
+    pub fn has_embeddings(&self) -> bool {
+        self.dense.is_some()
+    }
+
+    /// Top `k` chunks for `query`, only from document `doc` when given. Dense and hybrid need
+    /// the model (to embed the query) and `ensure_embeddings` done.
+    pub fn search(
+        &self,
+        query: &str,
+        doc: Option<&str>,
+        k: usize,
+        mode: RetrievalMode,
+        model: Option<&MiniLm>,
+    ) -> Result<Vec<RetrievedChunk>, RetrieveError> {
+        let ranked = match mode {
+            RetrievalMode::Bm25 => self.bm25.search(query, doc, k)?,
+            RetrievalMode::Dense => self.dense_ranking(query, doc, k, model)?,
+            RetrievalMode::Hybrid => {
+                let depth = (k * FUSION_DEPTH_FACTOR).max(FUSION_MIN_DEPTH);
+                let lexical = self.bm25.search(query, doc, depth)?;
+                let dense = self.dense_ranking(query, doc, depth, model)?;
+                let rankings = [
+                    lexical.into_iter().map(|(i, _)| i).collect(),
+                    dense.into_iter().map(|(i, _)| i).collect(),
+                ];
+                let mut fused = reciprocal_rank_fusion(&rankings);
+                fused.truncate(k);
+                fused
+            }
+        };
+        // A position past the chunk list would mean a damaged index folder; never index out of it.
+        Ok(ranked
+            .into_iter()
+            .filter(|(i, _)| *i < self.chunks.len())
+            .map(|(i, score)| self.retrieved(i, score))
+            .collect())
+    }
+
+    fn dense_ranking(
+        &self,
+        query: &str,
+        doc: Option<&str>,
+        k: usize,
+        model: Option<&MiniLm>,
+    ) -> Result<Vec<(usize, f32)>, RetrieveError> {
+        let (Some(model), Some(dense)) = (model, self.dense.as_ref()) else {
+            return Err(RetrieveError::NoEmbeddings(if model.is_none() {
+                "dense/hybrid (no model given)"
+            } else {
+                "dense/hybrid (vectors not loaded)"
+            }));
+        };
+        let query_vector = model.embed(&[query])?.pop().unwrap_or_default();
+        Ok(dense.search(&query_vector, k, |i| doc.is_none_or(|d| self.chunks[i].doc == d)))
+    }
+
+    fn retrieved(&self, position: usize, score: f32) -> RetrievedChunk {
+        let chunk = &self.chunks[position];
+        RetrievedChunk {
+            chunk_id: chunk.id.clone(),
+            doc: chunk.doc.clone(),
+            score,
+            text: chunk.text.clone(),
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The `rag` target: retrieve the top-k chunks (scoped to the question's `doc` when set), build
+//! a prompt from an editable template (`prompts/rag.md` by default), generate with a local
+//! model, and read the chunk ids the answer cites.
+//!
+//! Citations are taken only from ids the model was shown: an id it invents is not a citation.
+
+use super::{Answer, RetrieveTarget, Target, TargetError};
+use crate::dataset::Question;
+use crate::llm::{ChatMessage, GenerationParams, LanguageModel};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The prompt template shipped with Assay; `--prompt FILE` replaces it.
+pub const DEFAULT_RAG_PROMPT: &str = include_str!("../../prompts/rag.md");
+
+#[derive(Debug, thiserror::Error)]
+pub enum RagPromptError {
+    #[error("{path}: cannot read the prompt template: {source}")]
+    Read {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{name}: invalid prompt template: {message}")]
+    Template { name: String, message: String },
+}
+
+/// A checked prompt template: it renders with the variables the target provides.
+#[derive(Debug, Clone)]
+pub struct RagPrompt {
+    name: String,
+    source: String,
+}
+
+impl RagPrompt {
+    pub fn default_prompt() -> Self {
+        RagPrompt {
+            name: "prompts/rag.md".into(),
+            source: DEFAULT_RAG_PROMPT.into(),
+        }
+    }
+
+    pub fn from_file(path: &Path) -> Result<Self, RagPromptError> {
+        let source = std::fs::read_to_string(path).map_err(|source| RagPromptError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let prompt = RagPrompt {
+            name: path.display().to_string(),
+            source,
+        };
+        // Render once with sample values so a typo fails before the run, not on item 1.
+        prompt.render("Sample question?", Some("sample-doc"), &[("sample-doc#0", "Sample text.")])?;
+        Ok(prompt)
+    }
+
+    /// The template's source, for hashing into the run config.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    fn render(
+        &self,
+        question: &str,
+        doc: Option<&str>,
+        chunks: &[(&str, &str)],
+    ) -> Result<String, RagPromptError> {
+        let mut env = minijinja::Environment::new();
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+        let error = |e: minijinja::Error| RagPromptError::Template {
+            name: self.name.clone(),
+            message: e.to_string(),
+        };
+        env.add_template("rag", &self.source).map_err(error)?;
+        let chunks: Vec<minijinja::Value> = chunks
+            .iter()
+            .map(|(id, text)| minijinja::context! { id => id, text => text })
+            .collect();
+        env.get_template("rag")
+            .map_err(error)?
+            .render(minijinja::context! { question => question, doc => doc, chunks => chunks })
+            .map_err(error)
+    }
+}
+
+pub struct RagTarget {
+    retriever: RetrieveTarget,
+    model: Arc<LanguageModel>,
+    prompt: RagPrompt,
+    params: GenerationParams,
+    cancel: Option<Arc<AtomicBool>>,
+}
+
+impl RagTarget {
+    pub fn new(
+        retriever: RetrieveTarget,
+        model: Arc<LanguageModel>,
+        prompt: RagPrompt,
+        params: GenerationParams,
+        cancel: Option<Arc<AtomicBool>>,
+    ) -> Self {
+        RagTarget {
+            retriever,
+            model,
+            prompt,
+            params,
+            cancel,
+        }
+    }
+}
+
+impl Target for RagTarget {
+    fn describe(&self) -> String {
+        format!("rag:{}", self.model.name)
+    }
+
+    fn answer(&mut self, question: &Question) -> Result<Answer, TargetError> {
+        let started = Instant::now();
+        let retrieved = self.retriever.answer(question)?.retrieved;
+        let excerpts: Vec<(&str, &str)> = retrieved
+            .iter()
+            .map(|c| (c.chunk_id.as_str(), c.text.as_str()))
+            .collect();
+        let user = self
+            .prompt
+            .render(&question.question, question.doc.as_deref(), &excerpts)
+            .map_err(|e| TargetError::Failed(e.to_string()))?;
+        let prompt = self
+            .model
+            .chat_prompt(&[ChatMessage::user(user)])
+            .map_err(|e| TargetError::Failed(e.to_string()))?;
+        let generation = self
+            .model
+            .generate(&prompt, &self.params, &mut |_| {}, self.cancel.as_deref())
+            .map_err(|e| TargetError::Failed(e.to_string()))?;
+        let shown: Vec<&str> = retrieved.iter().map(|c| c.chunk_id.as_str()).collect();
+        Ok(Answer {
+            citations: cited_ids(&generation.text, &shown),
+            text: generation.text.trim().to_string(),
+            retrieved,
+            prompt_tokens: Some(generation.prompt_tokens as u32),
+            completion_tokens: Some(generation.tokens.len() as u32),
+            latency_ms: started.elapsed().as_millis() as u64,
+        })
+    }
+}
+
+/// The ids among `shown` that `text` cites in square brackets (`[doc#3]`, `[doc#3, doc#5]`),
+/// in order of first appearance, each once.
+pub fn cited_ids(text: &str, shown: &[&str]) -> Vec<String> {
+    let mut cited: Vec<String> = Vec::new();
+    for bracketed in text.split('[').skip(1) {
+        let Some((inside, _)) = bracketed.split_once(']') else {
+            continue;
+        };
+        for id in inside.split([',', ';']).map(str::trim) {
+            if shown.contains(&id) && !cited.iter().any(|c| c == id) {
+                cited.push(id.to_string());
+            }
+        }
+    }
+    cited
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn citations_are_only_ids_that_were_shown() {
+        let shown = ["stove#1", "stove#4"];
+        let text = "Hold it 5 s [stove#4]. Also [stove#1, stove#9] and [made-up#2] [stove#4].";
+        assert_eq!(cited_ids(text, &shown), vec!["stove#4", "stove#1"]);
+        assert!(cited_ids("no brackets", &shown).is_empty());
+        assert!(cited_ids("unclosed [stove#1", &shown).is_empty());
+    }
+
+    #[test]
+    fn the_default_prompt_renders_and_a_bad_one_is_refused() {
+        let prompt = RagPrompt::default_prompt();
+        let text = prompt
+            .render("How long?", Some("stove"), &[("stove#1", "Five seconds.")])
+            .unwrap();
+        assert!(text.contains("[stove#1]") && text.contains("How long?"));
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir.path().join("bad.md");
+        std::fs::write(&bad, "{{ questoin }}").unwrap();
+        let err = RagPrompt::from_file(&bad).unwrap_err().to_string();
+        assert!(err.contains("bad.md"), "{err}");
+    }
+}
