@@ -12,6 +12,9 @@ fn main() {
         "read_manual",
         "import_dataset",
         "export_report",
+        "list_models",
+        "pull_model",
+        "add_model",
     ]);
     if let Err(error) = tauri_build::try_build(
         tauri_build::Attributes::new()

@@ -4,6 +4,7 @@
 
 use crate::commands::open_store;
 use assay::dataset::load_dataset;
+use assay::retrieve::RetrievalMode;
 use assay::run::{self, Progress, ResumeRequest, RunRequest};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -17,16 +18,56 @@ use tauri::{AppHandle, Emitter, State};
 pub struct ActiveRun(Mutex<Option<Arc<AtomicBool>>>);
 
 /// What the New run screen asks for. `resume` names an interrupted run to finish instead.
+/// Several `models` (rag) run one after the other as one experiment, like `--model a,b`.
 #[derive(Deserialize)]
 pub struct StartRequest {
     dataset: String,
-    /// `answers:FILE` today; `rag`, `retrieve` where the core supports them.
+    /// `answers:FILE`, `retrieve` or `rag`.
     target: String,
     metrics: Vec<String>,
+    #[serde(default)]
+    models: Vec<String>,
+    /// `bm25`, `dense` or `hybrid`.
+    retrieval: Option<String>,
+    top_k: Option<usize>,
     limit: Option<usize>,
     seed: Option<u64>,
     name: Option<String>,
     resume: Option<String>,
+}
+
+/// The runs a request stands for: one, or one per model when several are picked.
+fn plan(request: &StartRequest, cancel: &Arc<AtomicBool>) -> Result<Vec<RunRequest>, String> {
+    if !request.metrics.is_empty() {
+        assay::metrics::MetricSelection::parse(&request.metrics.join(",")).map_err(|e| e.to_string())?;
+    }
+    let retrieval = match request.retrieval.as_deref().filter(|r| !r.is_empty()) {
+        Some(mode) => Some(mode.parse::<RetrievalMode>().map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let models: Vec<Option<String>> =
+        if request.models.is_empty() { vec![None] } else { request.models.iter().cloned().map(Some).collect() };
+    let experiment = (models.len() > 1).then(|| format!("exp-{}", run::now_rfc3339()));
+    let name = request.name.clone().filter(|n| !n.trim().is_empty());
+    Ok(models
+        .into_iter()
+        .map(|model| RunRequest {
+            target: request.target.clone(),
+            metrics: request.metrics.clone(),
+            top_k: request.top_k,
+            limit: request.limit,
+            seed: request.seed,
+            name: match (&name, &model, &experiment) {
+                (Some(name), Some(m), Some(_)) => Some(format!("{name} {m}")),
+                (name, _, _) => name.clone(),
+            },
+            experiment: experiment.clone(),
+            model,
+            retrieval,
+            cancel: Some(cancel.clone()),
+            ..RunRequest::default()
+        })
+        .collect())
 }
 
 /// One progress event as the window receives it.
@@ -74,72 +115,89 @@ pub async fn start_run(app: AppHandle, state: State<'_, ActiveRun>, request: Sta
 }
 
 fn worker(app: AppHandle, request: StartRequest, cancel: Arc<AtomicBool>, ready: mpsc::Sender<Result<String, String>>) {
-    let prepared = (|| {
+    let setup = (|| {
         let dataset = load_dataset(Path::new(&request.dataset)).map_err(|e| e.to_string())?;
         let store = open_store()?;
-        let prepared = match &request.resume {
-            None => {
-                let run_request = RunRequest {
-                    target: request.target.clone(),
-                    metrics: request.metrics.clone(),
-                    top_k: None,
-                    limit: request.limit,
-                    seed: request.seed,
-                    name: request.name.clone().filter(|n| !n.trim().is_empty()),
-                    experiment: None,
-                };
-                assay::metrics::select(&run_request.metrics).map_err(|e| e.to_string())?;
-                run::prepare_new_run(&store, &dataset, &run_request)
-            }
-            Some(reference) => run::prepare_resume(
-                &store,
-                &dataset,
-                &ResumeRequest { run: reference.clone(), ..ResumeRequest::default() },
-            ),
-        }
-        .map_err(|e| e.to_string())?;
-        Ok::<_, String>((dataset, store, prepared))
+        let plans = match &request.resume {
+            None => plan(&request, &cancel)?.into_iter().map(Plan::New).collect(),
+            Some(reference) => vec![Plan::Resume(ResumeRequest {
+                run: reference.clone(),
+                cancel: Some(cancel.clone()),
+                ..ResumeRequest::default()
+            })],
+        };
+        Ok::<_, String>((dataset, store, plans))
     })();
-    let (dataset, mut store, prepared) = match prepared {
-        Ok(p) => p,
+    let (dataset, mut store, plans) = match setup {
+        Ok(setup) => setup,
         Err(message) => {
             let _ = ready.send(Err(message));
             return;
         }
     };
-    let record = prepared.record;
-    let mut target = prepared.target;
-    let _ = ready.send(Ok(record.id.clone()));
-
-    let started = Instant::now();
-    let mut first_done: Option<usize> = None;
-    let mut on_progress = |event: &Progress| {
-        let forwarded = match event {
-            Progress::Started { run_id, total, already_done } => {
-                ProgressEvent::Started { run_id: run_id.clone(), total: *total, already_done: *already_done }
-            }
-            Progress::ItemStarted { question_id, question } => {
-                ProgressEvent::Item { question_id: question_id.clone(), question: question.clone() }
-            }
-            Progress::ItemDone { question_id, done, total, error } => {
-                // Items finished before this session (a resumed run) do not count toward the rate.
-                let base = *first_done.get_or_insert(done.saturating_sub(1));
-                let finished_here = done.saturating_sub(base) as f64;
-                let secs = started.elapsed().as_secs_f64().max(1e-3);
-                let rate = finished_here / secs;
-                let eta_s = (rate > 0.0).then(|| total.saturating_sub(*done) as f64 / rate);
-                ProgressEvent::Done { question_id: question_id.clone(), done: *done, total: *total, error: error.clone(), rate, eta_s }
+    let mut ready = Some(ready);
+    for plan in plans {
+        let prepared = match &plan {
+            Plan::New(request) => run::prepare_new_run(&store, &dataset, request),
+            Plan::Resume(request) => run::prepare_resume(&store, &dataset, request),
+        };
+        let prepared = match prepared {
+            Ok(prepared) => prepared,
+            Err(error) => {
+                // Before the first run starts the error goes back to the form; later, as an event.
+                match ready.take() {
+                    Some(ready) => drop(ready.send(Err(error.to_string()))),
+                    None => emit(&app, ProgressEvent::Failed { message: error.to_string() }),
+                }
+                return;
             }
         };
-        emit(&app, forwarded);
-    };
-    let outcome = run::execute(&mut store, &record, &dataset, target.as_mut(), &mut on_progress, &cancel);
-    match outcome {
-        Ok(status) => emit(&app, ProgressEvent::Finished { run_id: record.id.clone(), status: status.as_str().into() }),
-        Err(error) => emit(&app, ProgressEvent::Failed { message: error.to_string() }),
+        let record = prepared.record;
+        let mut target = prepared.target;
+        if let Some(ready) = ready.take() {
+            let _ = ready.send(Ok(record.id.clone()));
+        }
+        let started = Instant::now();
+        let mut first_done: Option<usize> = None;
+        let mut on_progress = |event: &Progress| {
+            let forwarded = match event {
+                Progress::Started { run_id, total, already_done } => {
+                    ProgressEvent::Started { run_id: run_id.clone(), total: *total, already_done: *already_done }
+                }
+                Progress::ItemStarted { question_id, question } => {
+                    ProgressEvent::Item { question_id: question_id.clone(), question: question.clone() }
+                }
+                Progress::ItemDone { question_id, done, total, error } => {
+                    // Items finished before this session (a resumed run) do not count toward the rate.
+                    let base = *first_done.get_or_insert(done.saturating_sub(1));
+                    let finished_here = done.saturating_sub(base) as f64;
+                    let secs = started.elapsed().as_secs_f64().max(1e-3);
+                    let rate = finished_here / secs;
+                    let eta_s = (rate > 0.0).then(|| total.saturating_sub(*done) as f64 / rate);
+                    ProgressEvent::Done { question_id: question_id.clone(), done: *done, total: *total, error: error.clone(), rate, eta_s }
+                }
+            };
+            emit(&app, forwarded);
+        };
+        match run::execute(&mut store, &record, &dataset, target.as_mut(), &mut on_progress, &cancel) {
+            Ok(status) => {
+                emit(&app, ProgressEvent::Finished { run_id: record.id.clone(), status: status.as_str().into() });
+                if cancel.load(Ordering::Relaxed) {
+                    return;
+                }
+            }
+            Err(error) => {
+                emit(&app, ProgressEvent::Failed { message: error.to_string() });
+                return;
+            }
+        }
     }
-    // Dropping `cancel` here marks the slot free (see the strong count check in start_run).
-    drop(cancel);
+    // Dropping `cancel` (end of this function) marks the slot free (see start_run).
+}
+
+enum Plan {
+    New(RunRequest),
+    Resume(ResumeRequest),
 }
 
 /// Ask the run in flight to stop after its current item; what finished stays and is resumable.

@@ -7,6 +7,7 @@
 
 mod commands;
 mod evaluation;
+mod models;
 
 fn main() {
     let app = tauri::Builder::default()
@@ -23,6 +24,9 @@ fn main() {
             commands::export_report,
             evaluation::start_run,
             evaluation::cancel_run,
+            models::list_models,
+            models::pull_model,
+            models::add_model,
         ])
         .run(tauri::generate_context!("../tauri.conf.json"));
     if let Err(error) = app {

