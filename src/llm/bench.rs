@@ -1,0 +1,171 @@
+//! Speed and memory figures of the model runtime on one model: prompt processing, decoding,
+//! option scoring with and without prefix reuse, peak memory. `assay bench` prints them.
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::error::{LlmError, Result};
+use super::model::LanguageModel;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelBench {
+    pub model: String,
+    pub threads: usize,
+    pub prompt_tokens: usize,
+    /// Tokens per second reading a prompt of `prompt_tokens` tokens.
+    pub prompt_tok_per_s: f64,
+    pub decode_tokens: usize,
+    /// Tokens per second generating `decode_tokens` tokens one by one after a short prompt.
+    pub decode_tok_per_s: f64,
+    pub scoring_prompt_tokens: usize,
+    pub scoring_options: usize,
+    /// Seconds to score the options after the prompt, reading the prompt once.
+    pub scoring_with_prefix_reuse_s: f64,
+    /// Seconds to score the options reading prompt + option from scratch for each.
+    pub scoring_without_prefix_reuse_s: f64,
+    /// Peak resident memory of the process so far (VmHWM), in MiB.
+    pub peak_rss_mib: Option<f64>,
+    /// llama.cpp on the same file and thread count, when `llama-bench` is on the PATH.
+    pub llama_cpp: Option<LlamaCppBench>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LlamaCppBench {
+    pub prompt_tok_per_s: f64,
+    pub decode_tok_per_s: f64,
+    /// Ours divided by llama.cpp's (1.0 = as fast).
+    pub prompt_ratio: f64,
+    pub decode_ratio: f64,
+}
+
+/// Run `llama-bench` (from llama.cpp; see scripts/llm_build_llama_cpp.sh) on the same file.
+/// None when it is not on the PATH or fails: the comparison is optional.
+pub fn llama_cpp_bench(path: &std::path::Path, threads: usize, prompt: usize, decode: usize) -> Option<(f64, f64)> {
+    let out = std::process::Command::new("llama-bench")
+        .arg("-m")
+        .arg(path)
+        .args(["-t", &threads.to_string(), "-p", &prompt.to_string(), "-n", &decode.to_string()])
+        .args(["-r", "2", "-o", "json"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).ok()?;
+    let mut prompt_ts = None;
+    let mut decode_ts = None;
+    for row in rows {
+        let ts = row.get("avg_ts")?.as_f64()?;
+        if row.get("n_gen").and_then(|v| v.as_u64()) == Some(0) {
+            prompt_ts = Some(ts);
+        } else if row.get("n_prompt").and_then(|v| v.as_u64()) == Some(0) {
+            decode_ts = Some(ts);
+        }
+    }
+    Some((prompt_ts?, decode_ts?))
+}
+
+/// Token ids of a synthetic prompt of exactly `n` tokens (prose repeated, then cut).
+fn prompt_tokens(model: &LanguageModel, n: usize) -> Result<Vec<u32>> {
+    let paragraph = "The water filter must be replaced every six months. To reset the indicator, \
+        hold the RESET button for five seconds until the LED blinks twice. If the LED stays red, \
+        check that the cartridge is seated and the valve below the sink is open. ";
+    let mut text = String::new();
+    let mut ids = Vec::new();
+    while ids.len() < n {
+        text.push_str(paragraph);
+        ids = model.encode_prompt(&text)?;
+    }
+    ids.truncate(n);
+    Ok(ids)
+}
+
+/// Measure `model` (prompt 512 tokens, decode 128, scoring 4 options after 600 tokens).
+pub fn bench_model(model: &LanguageModel) -> Result<ModelBench> {
+    bench_model_with(model, 512, 128, 600)
+}
+
+pub fn bench_model_with(
+    model: &LanguageModel,
+    prompt_len: usize,
+    decode_len: usize,
+    scoring_len: usize,
+) -> Result<ModelBench> {
+    if prompt_len.max(scoring_len + 16) > model.context_length() {
+        return Err(LlmError::Invalid(format!(
+            "benchmark prompts do not fit {}'s context of {}",
+            model.name,
+            model.context_length()
+        )));
+    }
+    // Warm-up: first calls allocate and fault pages in.
+    let warm = prompt_tokens(model, 16)?;
+    model.prefill(&warm)?;
+
+    let prompt = prompt_tokens(model, prompt_len)?;
+    let start = Instant::now();
+    model.prefill(&prompt)?;
+    let prompt_s = start.elapsed().as_secs_f64();
+
+    let short = prompt_tokens(model, 16)?;
+    let mut state = model.prefill(&short)?;
+    let start = Instant::now();
+    for i in 0..decode_len {
+        // A fixed token stream: speed does not depend on which tokens are fed.
+        let next = short[i % short.len()];
+        model.extend_in_place(&mut state, &[next])?;
+    }
+    let decode_s = start.elapsed().as_secs_f64();
+
+    let options = [" Awful", " Poor", " Good", " Perfect"];
+    let scoring_prompt = prompt_tokens(model, scoring_len)?;
+    let start = Instant::now();
+    let prefix = model.prefill(&scoring_prompt)?;
+    model.score_options(&prefix, &options)?;
+    let with_reuse = start.elapsed().as_secs_f64();
+
+    let start = Instant::now();
+    for option in options {
+        let mut ids = scoring_prompt.clone();
+        let option_ids = model.encode_continuation(option)?;
+        ids.extend_from_slice(&option_ids[..option_ids.len().saturating_sub(1)]);
+        let state = model.prefill(&ids)?;
+        // The last option token is scored from the final logits, as in `score_options`.
+        std::hint::black_box(&state.next_logits);
+    }
+    let without_reuse = start.elapsed().as_secs_f64();
+
+    let threads = candle_core::utils::get_num_threads();
+    let prompt_tok_per_s = prompt_len as f64 / prompt_s;
+    let decode_tok_per_s = decode_len as f64 / decode_s;
+    let llama_cpp = llama_cpp_bench(&model.path, threads, prompt_len, decode_len).map(|(p, d)| LlamaCppBench {
+        prompt_tok_per_s: p,
+        decode_tok_per_s: d,
+        prompt_ratio: prompt_tok_per_s / p,
+        decode_ratio: decode_tok_per_s / d,
+    });
+    Ok(ModelBench {
+        model: model.name.clone(),
+        threads,
+        prompt_tokens: prompt_len,
+        prompt_tok_per_s,
+        decode_tokens: decode_len,
+        decode_tok_per_s,
+        scoring_prompt_tokens: scoring_len,
+        scoring_options: options.len(),
+        scoring_with_prefix_reuse_s: with_reuse,
+        scoring_without_prefix_reuse_s: without_reuse,
+        peak_rss_mib: peak_rss_mib(),
+        llama_cpp,
+    })
+}
+
+/// VmHWM from /proc/self/status (Linux), in MiB.
+pub fn peak_rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}

@@ -1,0 +1,84 @@
+//! Choosing where models run: the CPU by default, a CUDA or Metal GPU when the binary was built
+//! with the `cuda`/`metal` feature and the user asks for it.
+
+use std::str::FromStr;
+
+use candle_core::Device;
+use serde::{Deserialize, Serialize};
+
+use super::error::{LlmError, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceChoice {
+    #[default]
+    Cpu,
+    Cuda,
+    Metal,
+}
+
+impl FromStr for DeviceChoice {
+    type Err = LlmError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "cpu" => Ok(DeviceChoice::Cpu),
+            "cuda" => Ok(DeviceChoice::Cuda),
+            "metal" => Ok(DeviceChoice::Metal),
+            other => Err(LlmError::Device(format!(
+                "unknown device `{other}` (expected cpu, cuda or metal)"
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for DeviceChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DeviceChoice::Cpu => "cpu",
+            DeviceChoice::Cuda => "cuda",
+            DeviceChoice::Metal => "metal",
+        })
+    }
+}
+
+/// The candle device for a choice, refusing clearly what this build or machine cannot do.
+pub fn open_device(choice: DeviceChoice) -> Result<Device> {
+    match choice {
+        DeviceChoice::Cpu => {
+            check_cpu_features()?;
+            Ok(Device::Cpu)
+        }
+        DeviceChoice::Cuda => {
+            if !candle_core::utils::cuda_is_available() {
+                return Err(LlmError::Device(
+                    "this binary was built without CUDA support: rebuild with `--features cuda`"
+                        .into(),
+                ));
+            }
+            Device::new_cuda(0).map_err(|e| LlmError::Device(format!("CUDA device 0: {e}")))
+        }
+        DeviceChoice::Metal => {
+            if !candle_core::utils::metal_is_available() {
+                return Err(LlmError::Device(
+                    "this binary was built without Metal support: rebuild with `--features metal`"
+                        .into(),
+                ));
+            }
+            Device::new_metal(0).map_err(|e| LlmError::Device(format!("Metal device 0: {e}")))
+        }
+    }
+}
+
+/// The binary is compiled for x86-64-v3 (AVX2, FMA): on an older CPU it would die of an
+/// illegal instruction somewhere deep in a matrix kernel, so say so up front.
+pub fn check_cpu_features() -> Result<()> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if !(std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")) {
+            return Err(LlmError::Device(
+                "this CPU lacks AVX2/FMA, which this build of Assay requires (x86-64-v3)".into(),
+            ));
+        }
+    }
+    Ok(())
+}

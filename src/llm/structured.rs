@@ -1,0 +1,199 @@
+//! Structured output: generation constrained to a JSON schema with llguidance, so that a claim
+//! list or a question/answer/quote triple always parses, even from a 135M model. At each step
+//! llguidance says which tokens may come next; all others are removed before sampling.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use candle_core::{Device, Tensor};
+use candle_transformers::generation::LogitsProcessor;
+use llguidance::api::TopLevelGrammar;
+use llguidance::toktrie::{TokEnv, TokRxInfo, TokTrie, TokenId, TokenizerEnv};
+use llguidance::{Constraint, ParserFactory};
+
+use super::error::{LlmError, Result};
+use super::generate::{FinishReason, Generation, GenerationParams};
+use super::gguf_tokenizer::ModelTokenizer;
+use super::model::LanguageModel;
+
+/// The model's vocabulary as llguidance sees it: each token's bytes, and our tokenizer for
+/// the text it forces.
+struct GrammarVocabulary {
+    trie: TokTrie,
+    tokenizer: ModelTokenizer,
+}
+
+impl TokenizerEnv for GrammarVocabulary {
+    fn tok_trie(&self) -> &TokTrie {
+        &self.trie
+    }
+
+    fn tokenize_bytes(&self, s: &[u8]) -> Vec<TokenId> {
+        let text = String::from_utf8_lossy(s);
+        // Only forced text of the grammar comes here; it is plain text, never special markers.
+        self.tokenizer.encode(&text, false).unwrap_or_default()
+    }
+
+    fn tokenize_is_canonical(&self) -> bool {
+        true
+    }
+}
+
+fn grammar_error(e: impl std::fmt::Display) -> LlmError {
+    LlmError::Invalid(format!("structured output: {e}"))
+}
+
+/// The parser factory of a model (built once per model: it precomputes over the vocabulary).
+pub(crate) fn parser_factory(
+    model: &LanguageModel,
+    slot: &OnceLock<std::result::Result<Arc<ParserFactory>, String>>,
+) -> Result<Arc<ParserFactory>> {
+    slot.get_or_init(|| build_factory(model).map_err(|e| e.to_string()))
+        .clone()
+        .map_err(grammar_error)
+}
+
+fn build_factory(model: &LanguageModel) -> Result<Arc<ParserFactory>> {
+    let json = model
+        .tokenizer
+        .tokenizer
+        .to_string(false)
+        .map_err(grammar_error)?;
+    let value: serde_json::Value = serde_json::from_str(&json).map_err(grammar_error)?;
+    let mut words = llguidance::token_bytes_from_tokenizer_json(&value).map_err(grammar_error)?;
+    let vocab = model.config().vocab;
+    // The output layer may be wider than the tokenizer's vocabulary (padding rows).
+    words.resize(vocab.max(words.len()), Vec::new());
+    let eos = model
+        .tokenizer
+        .eos_id
+        .ok_or_else(|| grammar_error("the model has no end-of-text token"))?;
+    let info = TokRxInfo {
+        vocab_size: words.len() as u32,
+        tok_eos: eos,
+        tok_bos: model.tokenizer.bos_id,
+        tok_pad: None,
+        tok_unk: None,
+        tok_end_of_turn: None,
+    };
+    let env: TokEnv = Arc::new(GrammarVocabulary {
+        trie: TokTrie::from(&info, &words),
+        tokenizer: model.tokenizer.clone(),
+    });
+    let mut factory = ParserFactory::new_simple(&env).map_err(grammar_error)?;
+    // Quiet: llguidance would otherwise print warnings about the grammar to stderr.
+    factory.set_stderr_log_level(0);
+    Ok(Arc::new(factory))
+}
+
+impl LanguageModel {
+    /// Generate text that is valid JSON for `schema` (a JSON Schema), after `prompt`.
+    /// Sampling parameters apply among the allowed tokens; stop sequences are not used.
+    pub fn generate_json(
+        &self,
+        prompt: &str,
+        schema: &serde_json::Value,
+        params: &GenerationParams,
+        on_text: &mut dyn FnMut(&str),
+        cancel: Option<&AtomicBool>,
+    ) -> Result<Generation> {
+        let factory = self.grammar_factory()?;
+        let mut schema = schema.clone();
+        // Compact JSON on one line: with free whitespace, small models loop on newlines.
+        if let Some(obj) = schema.as_object_mut() {
+            obj.entry("x-guidance").or_insert_with(|| {
+                serde_json::json!({
+                    "whitespace_flexible": false,
+                    "item_separator": ", ",
+                    "key_separator": ": ",
+                })
+            });
+        }
+        let grammar = TopLevelGrammar::from_json_schema(schema);
+        let parser = factory.create_parser(grammar).map_err(grammar_error)?;
+        let mut constraint = Constraint::new(parser);
+
+        let start = Instant::now();
+        let mut state = self.prefill_text(prompt)?;
+        let prompt_seconds = start.elapsed().as_secs_f64();
+        let prompt_tokens = state.tokens.len();
+        let mut sampler = LogitsProcessor::from_sampling(
+            params.seed,
+            super::generate::sampling_for(params),
+        );
+        let mut generated: Vec<u32> = Vec::new();
+        let mut emitted = 0usize;
+        let start = Instant::now();
+        let finish = loop {
+            if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                break FinishReason::Cancelled;
+            }
+            if generated.len() >= params.max_tokens {
+                break FinishReason::MaxTokens;
+            }
+            let step = constraint.compute_mask().map_err(grammar_error)?;
+            if step.is_stop() {
+                break FinishReason::EndOfText;
+            }
+            let sampled = match &step.sample_mask {
+                Some(mask) => {
+                    let mut logits = state.next_logits.clone();
+                    for (i, l) in logits.iter_mut().enumerate() {
+                        if !mask.is_allowed(i as TokenId) {
+                            *l = f32::NEG_INFINITY;
+                        }
+                    }
+                    let n = logits.len();
+                    Some(sampler.sample(&Tensor::from_vec(logits, n, &Device::Cpu)?)?)
+                }
+                None => None,
+            };
+            let commit = constraint.commit_token(sampled).map_err(grammar_error)?;
+            if commit.backtrack > 0 {
+                let keep = generated
+                    .len()
+                    .checked_sub(commit.backtrack as usize)
+                    .ok_or_else(|| grammar_error("backtrack past the start of the output"))?;
+                generated.truncate(keep);
+                let mut tokens = state.tokens.clone();
+                tokens.truncate(prompt_tokens + keep);
+                // Re-read from the prompt: backtracking is rare (token healing at boundaries).
+                state = self.prefill(&tokens)?;
+            }
+            let forced: Vec<u32> = commit
+                .ff_tokens
+                .iter()
+                .copied()
+                .filter(|t| !self.tokenizer.stop_ids.contains(t))
+                .collect();
+            if !forced.is_empty() {
+                generated.extend_from_slice(&forced);
+                let text = self.decode(&generated)?;
+                if !text.ends_with('\u{FFFD}') && text.len() > emitted && text.is_char_boundary(emitted) {
+                    on_text(&text[emitted..]);
+                    emitted = text.len();
+                }
+                if state.tokens.len() + forced.len() >= self.context_length() {
+                    break FinishReason::ContextFull;
+                }
+                self.extend_in_place(&mut state, &forced)?;
+            }
+            if commit.stop {
+                break FinishReason::EndOfText;
+            }
+        };
+        let text = self.decode(&generated)?;
+        if text.len() > emitted && text.is_char_boundary(emitted) {
+            on_text(&text[emitted..]);
+        }
+        Ok(Generation {
+            text,
+            tokens: generated,
+            prompt_tokens,
+            finish,
+            prompt_seconds,
+            decode_seconds: start.elapsed().as_secs_f64(),
+        })
+    }
+}
