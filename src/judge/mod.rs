@@ -4,6 +4,14 @@
 //! just the label, so reports can show how sure the judge was. A judge that failed on an item
 //! records the error and no score: such items are unscored, never silently wrong.
 
+pub mod agreement;
+pub mod choice;
+pub mod distribution;
+pub mod spec;
+
+pub use choice::JudgePanel;
+pub use spec::{JudgeMode, JudgeSpec, SpecError};
+
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -6,6 +6,7 @@
 mod commands_compare;
 mod commands_data;
 mod commands_index_bench;
+mod commands_judge;
 mod commands_run;
 mod models;
 mod terminal;
@@ -97,6 +98,23 @@ enum Command {
     /// Import a dataset from another format.
     #[command(subcommand)]
     Import(commands_data::ImportCommand),
+    /// Judge specs: list the built-in and user judges, show one.
+    #[command(subcommand)]
+    Judges(commands_judge::JudgesCommand),
+    /// Agreement of a run's judges with human labels (accuracy, kappa, Spearman, confusion).
+    Agree {
+        /// Run id, unique id prefix, or run name.
+        run: String,
+        /// Labels JSONL: {"id": "q001", "judge": "correctness", "label": "Good"} per line.
+        #[arg(long)]
+        labels: PathBuf,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, env = "ASSAY_JUDGES_DIR")]
+        judges_dir: Option<PathBuf>,
+        #[command(flatten)]
+        db: DbArg,
+    },
 }
 
 /// `--db PATH`, else `$ASSAY_DB`, else the platform data dir.
@@ -167,6 +185,10 @@ fn main() {
             skip_retrieval,
             json,
         } => commands_index_bench::bench(&dataset, models, skip_retrieval, json).map(|_| 0),
+        Command::Judges(command) => commands_judge::run(command),
+        Command::Agree { run, labels, json, judges_dir, db } => {
+            db.path().and_then(|db| commands_judge::agree(&run, &labels, json, judges_dir, &db))
+        }
         Command::Models(command) => models::run(command).map(|_| 0),
     };
     match result {

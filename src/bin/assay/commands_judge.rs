@@ -1,0 +1,130 @@
+//! `assay judges list|show` and `assay agree`: judge specs and their agreement with humans.
+
+use anyhow::Context;
+use assay::judge::agreement::{compare_with_labels, read_labels, Agreement};
+use assay::judge::spec::{default_judges_dir, load_all};
+use clap::Subcommand;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Subcommand)]
+pub enum JudgesCommand {
+    /// List the judges: built-ins and those in the judges dir.
+    List {
+        #[arg(long)]
+        json: bool,
+        /// Directory of user judge specs (default: <data dir>/assay/judges).
+        #[arg(long, env = "ASSAY_JUDGES_DIR")]
+        judges_dir: Option<PathBuf>,
+    },
+    /// Show one judge's spec and prompt template.
+    Show {
+        name: String,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, env = "ASSAY_JUDGES_DIR")]
+        judges_dir: Option<PathBuf>,
+    },
+}
+
+fn judges_dir(arg: Option<PathBuf>) -> Option<PathBuf> {
+    arg.or_else(default_judges_dir)
+}
+
+pub fn run(command: JudgesCommand) -> anyhow::Result<i32> {
+    match command {
+        JudgesCommand::List { json, judges_dir: dir } => {
+            let specs = load_all(judges_dir(dir).as_deref())?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&specs.values().collect::<Vec<_>>())?);
+            } else {
+                for spec in specs.values() {
+                    println!(
+                        "{:<14} {:<7} [{}]  {}  ({})",
+                        spec.name,
+                        format!("{:?}", spec.mode).to_lowercase(),
+                        spec.outcomes.join(", "),
+                        spec.description,
+                        spec.source
+                    );
+                }
+            }
+        }
+        JudgesCommand::Show { name, json, judges_dir: dir } => {
+            let specs = load_all(judges_dir(dir).as_deref())?;
+            let spec = assay::judge::spec::select(&specs, std::slice::from_ref(&name))?.remove(0);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&spec)?);
+            } else {
+                println!("name:     {}", spec.name);
+                println!("source:   {}", spec.source);
+                println!("mode:     {:?}", spec.mode);
+                let values: Vec<String> = spec.values.iter().map(|v| v.to_string()).collect();
+                println!("outcomes: {} (values {})", spec.outcomes.join(" < "), values.join(", "));
+                println!("inputs:   {}", spec.inputs.join(", "));
+                println!("explain:  {}", spec.explain);
+                if let Some(pass) = &spec.pass {
+                    println!("pass:     {pass} or better");
+                }
+                if let Some(model) = &spec.model {
+                    println!("model:    {model}");
+                }
+                println!("\n{}", spec.template);
+            }
+        }
+    }
+    Ok(0)
+}
+
+/// `assay agree RUN --labels FILE`: each judge of the run against human labels.
+pub fn agree(run: &str, labels: &Path, json: bool, judges_dir_arg: Option<PathBuf>, db: &Path) -> anyhow::Result<i32> {
+    let store = assay::store::Store::open_existing(db).with_context(|| format!("opening {}", db.display()))?;
+    let record = store.find_run(run)?;
+    let items = store.items(&record.id)?;
+    let specs = load_all(judges_dir(judges_dir_arg).as_deref())?;
+    let outcomes_of: BTreeMap<String, Vec<String>> = specs.iter().map(|(k, s)| (k.clone(), s.outcomes.clone())).collect();
+    let verdicts: BTreeMap<String, BTreeMap<String, Option<String>>> = items
+        .iter()
+        .map(|item| {
+            let labels = item.verdicts.iter().map(|(judge, v)| (judge.clone(), v.label.clone())).collect();
+            (item.question.id.clone(), labels)
+        })
+        .collect();
+    let human = read_labels(labels)?;
+    let agreements = compare_with_labels(&outcomes_of, &verdicts, &human).map_err(anyhow::Error::msg)?;
+    if agreements.is_empty() {
+        anyhow::bail!("no judge of run {} has human labels in {}", record.id, labels.display());
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&agreements)?);
+    } else {
+        print_agreements(&agreements);
+    }
+    Ok(0)
+}
+
+fn fmt(value: Option<f64>) -> String {
+    value.map_or("n/a".into(), |v| format!("{v:.3}"))
+}
+
+pub fn print_agreements(agreements: &[Agreement]) {
+    println!("{:<14} {:>4} {:>9} {:>9} {:>7} {:>9}", "judge", "n", "unscored", "accuracy", "kappa", "spearman");
+    for a in agreements {
+        println!(
+            "{:<14} {:>4} {:>9} {:>9} {:>7} {:>9}",
+            a.judge,
+            a.n,
+            a.unscored,
+            fmt(Some(a.accuracy)),
+            fmt(a.kappa),
+            fmt(a.spearman)
+        );
+    }
+    for a in agreements {
+        println!("\n{}: confusion (rows human, columns judge)", a.judge);
+        println!("{:>10} {}", "", a.outcomes.iter().map(|o| format!("{o:>9}")).collect::<String>());
+        for (row, outcome) in a.confusion.iter().zip(&a.outcomes) {
+            println!("{outcome:>10} {}", row.iter().map(|c| format!("{c:>9}")).collect::<String>());
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! Agreement between a judge and human labels: accuracy, Cohen's kappa (quadratic-weighted for
+//! ordinal scales), Spearman's rank correlation and a confusion matrix.
+//!
+//! Labels are compared as positions on the judge's ordered outcomes, so the same code serves
+//! Yes/No and graded judges. Items a judge left unscored are counted, never compared.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LabelsError {
+    #[error("{file}: cannot read: {source}")]
+    Io { file: String, source: std::io::Error },
+    #[error("{file}:{line}: {message}")]
+    Line { file: String, line: usize, message: String },
+}
+
+/// One human label line: `{"id": "q001", "judge": "correctness", "label": "Good"}`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HumanLabel {
+    pub id: String,
+    pub judge: String,
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Read a labels JSONL file; a bad line is an error naming its line.
+pub fn read_labels(path: &Path) -> Result<Vec<HumanLabel>, LabelsError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| LabelsError::Io { file: file.clone(), source })?;
+    let mut labels = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let label: HumanLabel = serde_json::from_str(line).map_err(|e| LabelsError::Line {
+            file: file.clone(),
+            line: i + 1,
+            message: e.to_string(),
+        })?;
+        labels.push(label);
+    }
+    Ok(labels)
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Agreement {
+    pub judge: String,
+    pub outcomes: Vec<String>,
+    /// Items with both a human label and a judge label.
+    pub n: usize,
+    /// Items the judge left unscored (not compared).
+    pub unscored: usize,
+    pub accuracy: f64,
+    /// Unweighted for two outcomes, quadratic-weighted for more.
+    pub kappa: Option<f64>,
+    pub spearman: Option<f64>,
+    /// `confusion[human][judge]`, indexed like `outcomes`.
+    pub confusion: Vec<Vec<usize>>,
+}
+
+/// Compare pairs of (human, judge) outcome indexes on a scale of `k` ordered outcomes.
+pub fn agreement(judge: &str, outcomes: &[String], pairs: &[(usize, usize)], unscored: usize) -> Agreement {
+    let k = outcomes.len();
+    let mut confusion = vec![vec![0usize; k]; k];
+    for &(h, j) in pairs {
+        confusion[h][j] += 1;
+    }
+    let n = pairs.len();
+    let accuracy = if n == 0 { f64::NAN } else { pairs.iter().filter(|(h, j)| h == j).count() as f64 / n as f64 };
+    let weights = if k > 2 { Weights::Quadratic } else { Weights::None };
+    let human: Vec<f64> = pairs.iter().map(|p| p.0 as f64).collect();
+    let judged: Vec<f64> = pairs.iter().map(|p| p.1 as f64).collect();
+    Agreement {
+        judge: judge.to_string(),
+        outcomes: outcomes.to_vec(),
+        n,
+        unscored,
+        accuracy,
+        kappa: cohen_kappa(&confusion, weights),
+        spearman: spearman(&human, &judged),
+        confusion,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weights {
+    None,
+    Linear,
+    Quadratic,
+}
+
+/// Cohen's kappa from a k×k confusion matrix (rows: rater A, columns: rater B).
+/// None when undefined (no items, or both raters constant on the same outcome).
+pub fn cohen_kappa(confusion: &[Vec<usize>], weights: Weights) -> Option<f64> {
+    let k = confusion.len();
+    let n: usize = confusion.iter().flatten().sum();
+    if n == 0 || k < 2 {
+        return None;
+    }
+    let rows: Vec<f64> = confusion.iter().map(|r| r.iter().sum::<usize>() as f64).collect();
+    let cols: Vec<f64> = (0..k).map(|j| confusion.iter().map(|r| r[j]).sum::<usize>() as f64).collect();
+    let disagreement = |i: usize, j: usize| -> f64 {
+        let d = (i as f64 - j as f64).abs();
+        match weights {
+            Weights::None => f64::from(u8::from(i != j)),
+            Weights::Linear => d,
+            Weights::Quadratic => d * d,
+        }
+    };
+    let (mut observed, mut expected) = (0.0, 0.0);
+    for i in 0..k {
+        for j in 0..k {
+            let w = disagreement(i, j);
+            observed += w * confusion[i][j] as f64;
+            expected += w * rows[i] * cols[j] / n as f64;
+        }
+    }
+    if expected == 0.0 {
+        return None;
+    }
+    Some(1.0 - observed / expected)
+}
+
+/// Spearman's rho: Pearson correlation of average ranks (ties get their mean rank).
+pub fn spearman(a: &[f64], b: &[f64]) -> Option<f64> {
+    if a.len() != b.len() || a.len() < 2 {
+        return None;
+    }
+    pearson(&ranks(a), &ranks(b))
+}
+
+fn ranks(values: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&i, &j| values[i].total_cmp(&values[j]));
+    let mut ranks = vec![0.0; values.len()];
+    let mut start = 0;
+    while start < order.len() {
+        let mut end = start;
+        while end + 1 < order.len() && values[order[end + 1]] == values[order[start]] {
+            end += 1;
+        }
+        let mean_rank = (start + end) as f64 / 2.0 + 1.0;
+        for &i in &order[start..=end] {
+            ranks[i] = mean_rank;
+        }
+        start = end + 1;
+    }
+    ranks
+}
+
+fn pearson(a: &[f64], b: &[f64]) -> Option<f64> {
+    let n = a.len() as f64;
+    let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
+    let cov: f64 = a.iter().zip(b).map(|(x, y)| (x - ma) * (y - mb)).sum();
+    let va: f64 = a.iter().map(|x| (x - ma).powi(2)).sum();
+    let vb: f64 = b.iter().map(|y| (y - mb).powi(2)).sum();
+    if va == 0.0 || vb == 0.0 {
+        return None;
+    }
+    Some(cov / (va * vb).sqrt())
+}
+
+/// Agreement of each judge in `verdicts` (question id → judge → label, None = unscored) with
+/// the human labels for that judge. Labels that are not an outcome of the judge are errors.
+pub fn compare_with_labels(
+    outcomes_of: &BTreeMap<String, Vec<String>>,
+    verdicts: &BTreeMap<String, BTreeMap<String, Option<String>>>,
+    labels: &[HumanLabel],
+) -> Result<Vec<Agreement>, String> {
+    let mut by_judge: BTreeMap<&str, (Vec<(usize, usize)>, usize)> = BTreeMap::new();
+    for label in labels {
+        let Some(outcomes) = outcomes_of.get(&label.judge) else { continue };
+        let Some(judged) = verdicts.get(&label.id).and_then(|v| v.get(&label.judge)) else { continue };
+        let position = |l: &str| outcomes.iter().position(|o| o.eq_ignore_ascii_case(l));
+        let human = position(&label.label).ok_or_else(|| {
+            format!("label `{}` of {} is not an outcome of judge {} ({})", label.label, label.id, label.judge, outcomes.join(", "))
+        })?;
+        let entry = by_judge.entry(label.judge.as_str()).or_default();
+        match judged.as_deref().and_then(position) {
+            Some(j) => entry.0.push((human, j)),
+            None => entry.1 += 1,
+        }
+    }
+    Ok(by_judge
+        .into_iter()
+        .map(|(judge, (pairs, unscored))| agreement(judge, &outcomes_of[judge], &pairs, unscored))
+        .collect())
+}

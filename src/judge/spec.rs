@@ -1,0 +1,262 @@
+//! Judge specs as data: a `<name>.toml` file plus a minijinja prompt template next to it.
+//!
+//! Specs are validated when loaded (outcomes, values, pass threshold, template variables), so a
+//! broken spec is reported with its file and field before any item is judged. Built-in specs are
+//! compiled into the binary from `judges/`; a user judges dir adds specs or overrides them by name.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Variables a prompt template may use.
+pub const TEMPLATE_VARIABLES: &[&str] = &["question", "reference", "answer", "context", "gold_context", "text", "claim"];
+
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    #[error("{file}: cannot read: {source}")]
+    Io { file: PathBuf, source: std::io::Error },
+    #[error("{file}: {message}")]
+    Toml { file: PathBuf, message: String },
+    #[error("{file}: field `{field}`: {message}")]
+    Field { file: PathBuf, field: &'static str, message: String },
+    #[error("{file}: prompt template: {message}")]
+    Template { file: PathBuf, message: String },
+    #[error("no judge named `{name}` (known: {known})")]
+    Unknown { name: String, known: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JudgeMode {
+    /// The model picks one outcome by option scoring.
+    Choice,
+    /// Claims of reference and answer are extracted and each is checked with a Yes/No choice.
+    Claims,
+}
+
+/// The file format of a spec (`judges/<name>.toml`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpecFile {
+    name: String,
+    #[serde(default)]
+    description: String,
+    prompt: String,
+    outcomes: Vec<String>,
+    #[serde(default)]
+    values: Option<Vec<f64>>,
+    #[serde(default)]
+    inputs: Vec<String>,
+    #[serde(default = "default_mode")]
+    mode: JudgeMode,
+    #[serde(default)]
+    explain: bool,
+    #[serde(default)]
+    pass: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+}
+
+fn default_mode() -> JudgeMode {
+    JudgeMode::Choice
+}
+
+/// A validated judge.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct JudgeSpec {
+    pub name: String,
+    pub description: String,
+    /// Where the spec came from (a path, or `built-in`).
+    pub source: String,
+    pub template: String,
+    /// Allowed outcomes, worst first.
+    pub outcomes: Vec<String>,
+    /// Raw value of each outcome (defaults to its index).
+    pub values: Vec<f64>,
+    pub inputs: Vec<String>,
+    pub mode: JudgeMode,
+    pub explain: bool,
+    /// The worst outcome that still passes.
+    pub pass: Option<String>,
+    /// Model id for this judge, overriding the run's judge model.
+    pub model: Option<String>,
+}
+
+impl JudgeSpec {
+    /// Parse and validate a spec; `file` names it in errors, `template` is the prompt text.
+    pub fn parse(toml_text: &str, file: &Path, template: String) -> Result<Self, SpecError> {
+        let raw: SpecFile = toml::from_str(toml_text).map_err(|e| SpecError::Toml {
+            file: file.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let field = |field, message: String| SpecError::Field { file: file.to_path_buf(), field, message };
+        if raw.name.trim().is_empty() || !raw.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return Err(field("name", format!("`{}` must be non-empty letters, digits, `_` or `-`", raw.name)));
+        }
+        if raw.outcomes.len() < 2 {
+            return Err(field("outcomes", format!("needs at least two outcomes, found {}", raw.outcomes.len())));
+        }
+        for (i, outcome) in raw.outcomes.iter().enumerate() {
+            if outcome.trim().is_empty() {
+                return Err(field("outcomes", format!("outcome {} is empty", i + 1)));
+            }
+            if raw.outcomes[..i].contains(outcome) {
+                return Err(field("outcomes", format!("`{outcome}` appears twice")));
+            }
+        }
+        let values = match raw.values {
+            None => (0..raw.outcomes.len()).map(|i| i as f64).collect::<Vec<_>>(),
+            Some(values) => {
+                if values.len() != raw.outcomes.len() {
+                    return Err(field(
+                        "values",
+                        format!("{} values for {} outcomes", values.len(), raw.outcomes.len()),
+                    ));
+                }
+                if values.iter().any(|v| !v.is_finite()) {
+                    return Err(field("values", "values must be finite numbers".into()));
+                }
+                if values.windows(2).any(|w| w[1] <= w[0]) {
+                    return Err(field("values", "values must increase from worst to best outcome".into()));
+                }
+                values
+            }
+        };
+        for input in &raw.inputs {
+            if !TEMPLATE_VARIABLES.contains(&input.as_str()) {
+                return Err(field("inputs", format!("unknown input `{input}` (known: {})", TEMPLATE_VARIABLES.join(", "))));
+            }
+        }
+        if let Some(pass) = &raw.pass {
+            if !raw.outcomes.contains(pass) {
+                return Err(field("pass", format!("`{pass}` is not one of the outcomes")));
+            }
+        }
+        if raw.mode == JudgeMode::Claims && raw.outcomes != ["No", "Yes"] {
+            return Err(field("outcomes", "claims mode checks each claim with outcomes [\"No\", \"Yes\"]".into()));
+        }
+        check_template(&template, &prompt_path(file, &raw.prompt))?;
+        Ok(JudgeSpec {
+            name: raw.name,
+            description: raw.description,
+            source: file.display().to_string(),
+            template,
+            outcomes: raw.outcomes,
+            values,
+            inputs: raw.inputs,
+            mode: raw.mode,
+            explain: raw.explain,
+            pass: raw.pass,
+            model: raw.model,
+        })
+    }
+
+    /// Load `<dir>/<name>.toml` and the prompt file it names.
+    pub fn load(file: &Path) -> Result<Self, SpecError> {
+        let text = std::fs::read_to_string(file).map_err(|source| SpecError::Io { file: file.to_path_buf(), source })?;
+        let raw: SpecFile = toml::from_str(&text).map_err(|e| SpecError::Toml {
+            file: file.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let prompt = prompt_path(file, &raw.prompt);
+        let template = std::fs::read_to_string(&prompt).map_err(|source| SpecError::Io { file: prompt.clone(), source })?;
+        Self::parse(&text, file, template)
+    }
+
+    /// Render the prompt for one item. Variables a template does not use are ignored.
+    pub fn render(&self, variables: &BTreeMap<&str, String>) -> Result<String, SpecError> {
+        render_template(&self.template, variables).map_err(|message| SpecError::Template {
+            file: PathBuf::from(&self.source),
+            message,
+        })
+    }
+
+    /// Score in [0, 1] of outcome `index`: its value rescaled between the worst and best values.
+    pub fn normalised_value(&self, index: usize) -> f64 {
+        let (lo, hi) = (self.values[0], self.values[self.values.len() - 1]);
+        (self.values[index] - lo) / (hi - lo)
+    }
+
+    /// Whether `label` meets the pass threshold (None when the spec has none).
+    pub fn passes(&self, label: &str) -> Option<bool> {
+        let pass = self.pass.as_ref()?;
+        let at = |l: &str| self.outcomes.iter().position(|o| o == l);
+        Some(at(label)? >= at(pass)?)
+    }
+}
+
+fn prompt_path(spec_file: &Path, prompt: &str) -> PathBuf {
+    spec_file.parent().unwrap_or(Path::new(".")).join(prompt)
+}
+
+fn render_template(template: &str, variables: &BTreeMap<&str, String>) -> Result<String, String> {
+    let mut env = minijinja::Environment::new();
+    // Strict: a misspelt variable is an error, not an empty string in the prompt.
+    env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    env.set_keep_trailing_newline(false);
+    env.add_template("prompt", template).map_err(|e| e.to_string())?;
+    let tmpl = env.get_template("prompt").map_err(|e| e.to_string())?;
+    tmpl.render(variables).map_err(|e| e.to_string())
+}
+
+/// A test render with every known variable set: finds syntax errors and unknown variables.
+fn check_template(template: &str, file: &Path) -> Result<(), SpecError> {
+    let all: BTreeMap<&str, String> = TEMPLATE_VARIABLES.iter().map(|v| (*v, format!("<{v}>"))).collect();
+    render_template(template, &all)
+        .map(|_| ())
+        .map_err(|message| SpecError::Template { file: file.to_path_buf(), message })
+}
+
+/// The built-in specs, compiled in from `judges/`.
+const BUILT_IN: &[(&str, &str, &str)] = &[
+    ("correctness", include_str!("../../judges/correctness.toml"), include_str!("../../judges/correctness.md")),
+    ("correctness5", include_str!("../../judges/correctness5.toml"), include_str!("../../judges/correctness5.md")),
+    ("correct", include_str!("../../judges/correct.toml"), include_str!("../../judges/correct.md")),
+    ("faithfulness", include_str!("../../judges/faithfulness.toml"), include_str!("../../judges/faithfulness.md")),
+    ("relevance", include_str!("../../judges/relevance.toml"), include_str!("../../judges/relevance.md")),
+    ("abstention", include_str!("../../judges/abstention.toml"), include_str!("../../judges/abstention.md")),
+    ("claims", include_str!("../../judges/claims.toml"), include_str!("../../judges/claims.md")),
+];
+
+/// All judges: built-ins, then every `*.toml` in `user_dir` (a user spec replaces a built-in of
+/// the same name). A missing user dir is fine; a broken spec in it is an error.
+pub fn load_all(user_dir: Option<&Path>) -> Result<BTreeMap<String, JudgeSpec>, SpecError> {
+    let mut specs = BTreeMap::new();
+    for (name, toml_text, template) in BUILT_IN {
+        let file = PathBuf::from(format!("judges/{name}.toml"));
+        let mut spec = JudgeSpec::parse(toml_text, &file, template.to_string())?;
+        spec.source = "built-in".into();
+        specs.insert(spec.name.clone(), spec);
+    }
+    if let Some(dir) = user_dir.filter(|d| d.is_dir()) {
+        let entries = std::fs::read_dir(dir).map_err(|source| SpecError::Io { file: dir.to_path_buf(), source })?;
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        for file in files {
+            let spec = JudgeSpec::load(&file)?;
+            specs.insert(spec.name.clone(), spec);
+        }
+    }
+    Ok(specs)
+}
+
+/// Pick judges by name, in the order given.
+pub fn select(specs: &BTreeMap<String, JudgeSpec>, names: &[String]) -> Result<Vec<JudgeSpec>, SpecError> {
+    names
+        .iter()
+        .map(|name| {
+            specs.get(name).cloned().ok_or_else(|| SpecError::Unknown {
+                name: name.clone(),
+                known: specs.keys().cloned().collect::<Vec<_>>().join(", "),
+            })
+        })
+        .collect()
+}
+
+/// The default user judges dir: `<data dir>/assay/judges`.
+pub fn default_judges_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "assay").map(|d| d.data_dir().join("judges"))
+}

@@ -1,0 +1,88 @@
+//! Choice-mode judging on a real GGUF model (SmolLM2-135M). The model is too small to judge
+//! well; these tests check the mechanics: distributions, prefix reuse, unscored on overflow.
+
+#[path = "llm_common/mod.rs"]
+mod llm_common;
+
+use assay::dataset::Question;
+use assay::judge::spec::{load_all, select};
+use assay::judge::JudgePanel;
+use assay::target::{Answer, RetrievedChunk};
+
+fn item() -> (Question, Answer) {
+    let question: Question = serde_json::from_str(
+        r#"{"id": "q013", "question": "What is the pore size of the AquaPure 500 membrane?", "answer": "0.1 micron."}"#,
+    )
+    .unwrap();
+    let answer = Answer {
+        text: "The hollow-fibre membrane has 0.1-micron pores.".into(),
+        retrieved: vec![RetrievedChunk {
+            chunk_id: "aquapure-500#2".into(),
+            doc: "aquapure-500".into(),
+            score: 3.0,
+            text: "The membrane has a pore size of 0.1 micron.".into(),
+        }],
+        ..Answer::default()
+    };
+    (question, answer)
+}
+
+fn panel(names: &[&str]) -> Option<JudgePanel> {
+    let model = llm_common::smollm2()?;
+    let specs = load_all(None).unwrap();
+    let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+    Some(JudgePanel::new(select(&specs, &names).unwrap(), model).unwrap())
+}
+
+#[test]
+fn choice_verdicts_are_distributions_and_prefix_reuse_changes_nothing() {
+    let judges = ["correctness", "correct", "faithfulness", "abstention"];
+    let Some(mut reusing) = panel(&judges) else { return };
+    let Some(mut fresh) = panel(&judges) else { return };
+    fresh.reuse_prefix = false;
+    let (question, answer) = item();
+    let with_reuse = reusing.judge(&question, &answer);
+    let again = reusing.judge(&question, &answer);
+    let without = fresh.judge(&question, &answer);
+    assert_eq!(reusing.reused, 2 * judges.len(), "every item after the rubric prefix reused it");
+    assert_eq!(fresh.reused, 0);
+    for name in judges {
+        let v = &with_reuse[name];
+        assert!(v.error.is_none(), "{name}: {:?}", v.error);
+        let total: f64 = v.distribution.values().sum();
+        assert!((total - 1.0).abs() < 1e-9, "{name}: distribution sums to {total}");
+        let score = v.score.unwrap();
+        assert!((0.0..=1.0).contains(&score));
+        let label = v.label.as_ref().unwrap();
+        let max = v.distribution.values().cloned().fold(0.0, f64::max);
+        assert_eq!(v.distribution[label], max, "{name}: the label is the argmax");
+        for (outcome, p) in &v.distribution {
+            let q = without[name].distribution[outcome];
+            // Same tokens, read in different batches (prefix + rest vs. all at once): the
+            // quantized matmuls round differently; measured up to 0.004 on SmolLM2.
+            assert!((p - q).abs() < 1e-2, "{name} {outcome}: {p} with reuse, {q} without");
+            assert_eq!(*p, again[name].distribution[outcome], "{name}: same item, same scores");
+        }
+    }
+}
+
+#[test]
+fn an_item_that_overflows_the_context_is_unscored_with_the_reason() {
+    let Some(mut panel) = panel(&["correct"]) else { return };
+    let (question, mut answer) = item();
+    answer.text = "the pores are tiny ".repeat(6000);
+    let verdicts = panel.judge(&question, &answer);
+    let v = &verdicts["correct"];
+    assert!(v.score.is_none() && v.label.is_none());
+    assert!(v.error.as_deref().unwrap().contains("context window"), "{:?}", v.error);
+}
+
+#[test]
+fn a_judge_without_its_input_is_unscored() {
+    let Some(mut panel) = panel(&["faithfulness"]) else { return };
+    let (question, mut answer) = item();
+    answer.retrieved.clear();
+    let v = &panel.judge(&question, &answer)["faithfulness"];
+    assert!(v.score.is_none());
+    assert!(v.error.as_deref().unwrap().contains("context"), "{:?}", v.error);
+}

@@ -1,0 +1,66 @@
+//! Judge specs: built-ins load, bad specs fail at load time naming file and field, verdict math.
+
+use assay::judge::distribution::{confidence, verdict_from_logprobs};
+use assay::judge::spec::{load_all, JudgeSpec};
+use std::path::Path;
+
+fn spec_error(toml: &str, template: &str) -> String {
+    JudgeSpec::parse(toml, Path::new("judges/bad.toml"), template.to_string()).unwrap_err().to_string()
+}
+
+#[test]
+fn built_in_judges_load() {
+    let specs = load_all(None).unwrap();
+    for name in ["correctness", "correctness5", "correct", "faithfulness", "relevance", "abstention", "claims"] {
+        assert!(specs.contains_key(name), "{name} missing");
+    }
+    let c5 = &specs["correctness5"];
+    assert_eq!(c5.passes("4"), Some(true));
+    assert_eq!(c5.passes("3"), Some(false));
+    assert_eq!(c5.normalised_value(4), 1.0);
+    assert_eq!(c5.normalised_value(0), 0.0);
+}
+
+#[test]
+fn bad_specs_are_rejected_with_file_and_field() {
+    let base = "name = \"x\"\nprompt = \"x.md\"\n";
+    let e = spec_error(&format!("{base}outcomes = []"), "{{ answer }}");
+    assert!(e.contains("judges/bad.toml") && e.contains("outcomes"), "{e}");
+    let e = spec_error(&format!("{base}outcomes = [\"Yes\", \"Yes\"]"), "{{ answer }}");
+    assert!(e.contains("appears twice"), "{e}");
+    let e = spec_error(&format!("{base}outcomes = [\"No\", \"Yes\"]"), "{{ answr }}");
+    assert!(e.contains("prompt template") && e.contains("x.md"), "{e}");
+    let e = spec_error(&format!("{base}outcomes = [\"No\", \"Yes\"]\npass = \"Maybe\""), "{{ answer }}");
+    assert!(e.contains("`pass`"), "{e}");
+    let e = spec_error(&format!("{base}outcomes = [\"No\", \"Yes\"]\nvalues = [1.0]"), "{{ answer }}");
+    assert!(e.contains("`values`"), "{e}");
+    let e = spec_error(&format!("{base}outcomes = [\"No\", \"Yes\"]\nmode = \"freeform\""), "{{ answer }}");
+    assert!(e.contains("judges/bad.toml"), "{e}");
+}
+
+#[test]
+fn a_user_spec_overrides_a_built_in() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("relevance.toml"), "name = \"relevance\"\nprompt = \"r.md\"\noutcomes = [\"Off\", \"On\"]\n").unwrap();
+    std::fs::write(dir.path().join("r.md"), "Q: {{ question }} A: {{ answer }}").unwrap();
+    let specs = load_all(Some(dir.path())).unwrap();
+    assert_eq!(specs["relevance"].outcomes, ["Off", "On"]);
+    assert!(specs["relevance"].source.ends_with("relevance.toml"));
+}
+
+#[test]
+fn verdict_math() {
+    let specs = load_all(None).unwrap();
+    let spec = &specs["correctness"];
+    let probs = [0.1f64, 0.2, 0.3, 0.4];
+    let logprobs: Vec<f64> = probs.iter().map(|p| p.ln() - 3.0).collect();
+    let v = verdict_from_logprobs(spec, &logprobs);
+    assert_eq!(v.label.as_deref(), Some("Perfect"));
+    let total: f64 = v.distribution.values().sum();
+    assert!((total - 1.0).abs() < 1e-12);
+    let expected = 0.2 * (1.0 / 3.0) + 0.3 * (2.0 / 3.0) + 0.4;
+    assert!((v.score.unwrap() - expected).abs() < 1e-12);
+    assert!((confidence(&v).unwrap() - 0.4).abs() < 1e-12);
+    let bad = verdict_from_logprobs(spec, &[f64::NAN, 0.0, 0.0, 0.0]);
+    assert!(bad.error.is_some() && bad.score.is_none());
+}
