@@ -2,6 +2,7 @@
 
 use super::RunConfig;
 use crate::dataset::{Dataset, Question};
+use crate::judge::JudgePanel;
 use crate::metrics::{self, MetricSelection, MetricsError};
 use crate::store::{ItemRecord, RunRecord, RunStatus, Store, StoreError};
 use crate::target::Target;
@@ -33,6 +34,8 @@ pub enum RunError {
     Metrics(MetricsError),
     #[error(transparent)]
     Target(#[from] crate::target::TargetSpecError),
+    #[error("judges: {0}")]
+    Judge(String),
 }
 
 /// What the orchestrator reports while it works (the CLI draws a progress bar, the desktop
@@ -144,6 +147,19 @@ pub fn execute(
     on_progress: &mut dyn FnMut(&Progress),
     cancel: &AtomicBool,
 ) -> Result<RunStatus, RunError> {
+    execute_judged(store, run, dataset, target, None, on_progress, cancel)
+}
+
+/// `execute`, with every answered item also judged by `judges` (verdicts committed with it).
+pub fn execute_judged(
+    store: &mut Store,
+    run: &RunRecord,
+    dataset: &Dataset,
+    target: &mut dyn Target,
+    mut judges: Option<&mut JudgePanel>,
+    on_progress: &mut dyn FnMut(&Progress),
+    cancel: &AtomicBool,
+) -> Result<RunStatus, RunError> {
     let selection = metric_selection(&run.config)?;
     let planned = planned_questions(dataset, &run.config);
     let done_ids = store.done_question_ids(&run.id)?;
@@ -178,13 +194,18 @@ pub fn execute(
                 }
                 let scores =
                     metrics::score_selected(question, &answer, run.config.top_k, &selection);
+                // A judge that fails on an item records an unscored verdict; it never errors here.
+                let verdicts = match judges.as_deref_mut() {
+                    Some(panel) => panel.judge(question, &answer),
+                    None => BTreeMap::new(),
+                };
                 ItemRecord {
                     question: question.clone(),
                     position,
                     metrics: scores,
                     answer: Some(answer),
                     error: None,
-                    verdicts: BTreeMap::new(),
+                    verdicts,
                     finished_at: now_rfc3339(),
                 }
             }

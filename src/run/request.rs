@@ -5,7 +5,8 @@ use super::execute::{plan_resume, start_run, RunError};
 use super::RunConfig;
 use crate::dataset::Dataset;
 use crate::store::{RunRecord, Store};
-use crate::llm::DeviceChoice;
+use crate::judge::{spec, JudgePanel};
+use crate::llm::{DeviceChoice, LanguageModel, Registry};
 use crate::retrieve::RetrievalMode;
 use crate::retrieve::IndexReport;
 use crate::target::{build_target, Target, TargetOptions};
@@ -35,6 +36,11 @@ pub struct RunRequest {
     pub max_tokens: Option<usize>,
     pub device: DeviceChoice,
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Judge names (built-in or from `judges_dir`); empty means no judging.
+    pub judges: Vec<String>,
+    /// Judge model id; `DEFAULT_JUDGE_MODEL` when None.
+    pub judge_model: Option<String>,
+    pub judges_dir: Option<PathBuf>,
 }
 
 /// Settings given again on resume; any that differ from the stored run make resume refuse.
@@ -50,6 +56,7 @@ pub struct ResumeRequest {
     pub prompt: Option<PathBuf>,
     pub device: DeviceChoice,
     pub cancel: Option<Arc<AtomicBool>>,
+    pub judges_dir: Option<PathBuf>,
 }
 
 /// A run ready to execute.
@@ -58,6 +65,32 @@ pub struct PreparedRun {
     pub target: Box<dyn Target>,
     /// The retrieval index the target uses, and whether it was reused or rebuilt.
     pub index: Option<IndexReport>,
+    /// The judges, when the run has any.
+    pub judges: Option<JudgePanel>,
+}
+
+/// The judge model when a run names judges but no `--judge-model` (DESIGN.md: the 1.5B model;
+/// 135M–270M models cannot tell right from wrong).
+pub const DEFAULT_JUDGE_MODEL: &str = "qwen2.5-coder-1.5b-instruct";
+
+/// Load the named judges on their model: specs are validated before any model loads.
+fn judge_panel(
+    names: &[String],
+    model: Option<&str>,
+    dir: Option<&std::path::Path>,
+    device: DeviceChoice,
+) -> Result<Option<(JudgePanel, String)>, RunError> {
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let judge_error = |e: String| RunError::Judge(e);
+    let specs = spec::load_all(dir).map_err(|e| judge_error(e.to_string()))?;
+    let chosen = spec::select(&specs, names).map_err(|e| judge_error(e.to_string()))?;
+    let model_id = model.unwrap_or(DEFAULT_JUDGE_MODEL).to_string();
+    let registry = Registry::load().map_err(|e| judge_error(e.to_string()))?;
+    let model = LanguageModel::by_id(&registry, &model_id, device).map_err(|e| judge_error(e.to_string()))?;
+    let panel = JudgePanel::new(chosen, model).map_err(|e| judge_error(e.to_string()))?;
+    Ok(Some((panel, model_id)))
 }
 
 pub fn prepare_new_run(
@@ -78,6 +111,12 @@ pub fn prepare_new_run(
         device: request.device,
         cancel: request.cancel.clone(),
     };
+    let judges = judge_panel(
+        &request.judges,
+        request.judge_model.as_deref(),
+        request.judges_dir.as_deref(),
+        request.device,
+    )?;
     let built = build_target(&request.target, dataset, &options)?;
     let uses_retrieval = built.index.is_some();
     let metrics = if request.metrics.is_empty() && !built.answers_in_text {
@@ -90,8 +129,8 @@ pub fn prepare_new_run(
         target: built.target.describe(),
         answers_sha256: built.input_sha256,
         model: built.model,
-        judge_model: None,
-        judges: Vec::new(),
+        judge_model: judges.as_ref().map(|(_, id)| id.clone()),
+        judges: request.judges.clone(),
         metrics,
         top_k,
         retrieval: uses_retrieval.then(|| retrieval.as_str().to_string()),
@@ -104,6 +143,7 @@ pub fn prepare_new_run(
         record,
         target: built.target,
         index: built.index,
+        judges: judges.map(|(panel, _)| panel),
     })
 }
 
@@ -142,9 +182,16 @@ pub fn prepare_resume(
     config.seed = request.seed.unwrap_or(config.seed);
     config.limit = request.limit.or(config.limit);
     plan_resume(&record, dataset, &config)?;
+    let judges = judge_panel(
+        &config.judges,
+        config.judge_model.as_deref(),
+        request.judges_dir.as_deref(),
+        request.device,
+    )?;
     Ok(PreparedRun {
         record,
         target: built.target,
         index: built.index,
+        judges: judges.map(|(panel, _)| panel),
     })
 }

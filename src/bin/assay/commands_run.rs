@@ -34,6 +34,15 @@ pub struct RunArgs {
     /// Most tokens generated per answer.
     #[arg(long)]
     max_tokens: Option<usize>,
+    /// Judges to run on every answer, comma-separated (see `assay judges list`).
+    #[arg(long, value_delimiter = ',')]
+    judges: Option<Vec<String>>,
+    /// Model for the judges (default: qwen2.5-coder-1.5b-instruct).
+    #[arg(long)]
+    judge_model: Option<String>,
+    /// Folder of user judge specs (adds to / replaces the built-ins).
+    #[arg(long, env = "ASSAY_JUDGES_DIR")]
+    judges_dir: Option<PathBuf>,
     /// cpu, or cuda / metal in builds with those features.
     #[arg(long, default_value = "cpu")]
     device: assay::llm::DeviceChoice,
@@ -117,6 +126,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                     max_tokens: args.max_tokens,
                     device: args.device,
                     cancel: Some(cancel.clone()),
+                    judges: args.judges.clone().unwrap_or_default(),
+                    judge_model: args.judge_model.clone(),
+                    judges_dir: args.judges_dir.clone(),
                 })
                 .map(RunPlan::New)
                 .collect();
@@ -134,6 +146,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                 prompt: args.prompt.clone(),
                 device: args.device,
                 cancel: Some(cancel.clone()),
+                judges_dir: args.judges_dir.clone(),
             };
             (store, vec![RunPlan::Resume(request)])
         }
@@ -208,6 +221,7 @@ fn execute_with_progress(
 ) -> anyhow::Result<(RunReport, RunStatus)> {
     let run_record = prepared.record;
     let mut target = prepared.target;
+    let mut judges = prepared.judges;
     if let Some(index) = &prepared.index {
         eprintln!("{}", index.headline());
     }
@@ -233,11 +247,12 @@ fn execute_with_progress(
             }
         }
     };
-    let status = run::execute(
+    let status = run::execute_judged(
         store,
         &run_record,
         dataset,
         target.as_mut(),
+        judges.as_mut(),
         &mut on_progress,
         cancel,
     )?;
