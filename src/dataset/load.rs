@@ -122,6 +122,25 @@ pub fn list_corpus(corpus_dir: &Path) -> Result<Vec<CorpusFile>, DatasetError> {
     Ok(documents)
 }
 
+/// The non-blank lines of a JSONL file as (1-based line number, text); a line that is not
+/// UTF-8 is an error naming it.
+pub fn jsonl_lines<'a>(
+    path: &'a Path,
+    bytes: &'a [u8],
+) -> impl Iterator<Item = Result<(usize, &'a str), DatasetError>> + 'a {
+    bytes
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .filter_map(move |(index, raw)| match std::str::from_utf8(raw) {
+            Ok(text) if text.trim().is_empty() => None,
+            Ok(text) => Some(Ok((index + 1, text))),
+            Err(_) => Some(Err(DatasetError::NotUtf8 {
+                path: path.to_path_buf(),
+                line: index + 1,
+            })),
+        })
+}
+
 fn parse_questions(
     path: &Path,
     bytes: &[u8],
@@ -129,15 +148,8 @@ fn parse_questions(
 ) -> Result<Vec<Question>, DatasetError> {
     let mut questions = Vec::new();
     let mut first_line_of: HashMap<String, usize> = HashMap::new();
-    for (index, raw) in bytes.split(|b| *b == b'\n').enumerate() {
-        let line = index + 1;
-        let text = std::str::from_utf8(raw).map_err(|_| DatasetError::NotUtf8 {
-            path: path.to_path_buf(),
-            line,
-        })?;
-        if text.trim().is_empty() {
-            continue;
-        }
+    for entry in jsonl_lines(path, bytes) {
+        let (line, text) = entry?;
         let question = parse_question_line(path, line, text, doc_ids)?;
         if let Some(first_line) = first_line_of.get(&question.id) {
             return Err(DatasetError::DuplicateId {

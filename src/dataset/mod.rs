@@ -10,7 +10,9 @@ mod load;
 
 pub use error::DatasetError;
 pub use import::{import_csv, import_eshop, CsvColumns, ImportSummary};
-pub use load::{citation_doc, list_corpus, load_dataset, parse_question_line, CORPUS_EXTENSIONS};
+pub use load::{
+    citation_doc, jsonl_lines, list_corpus, load_dataset, parse_question_line, CORPUS_EXTENSIONS,
+};
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

@@ -5,7 +5,7 @@
 //! field. A question with no line in the file is recorded as unscored (the target errors).
 
 use super::{Answer, Target, TargetError};
-use crate::dataset::{citation_doc, Dataset, DatasetError, Question};
+use crate::dataset::{citation_doc, jsonl_lines, Dataset, DatasetError, Question};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -33,15 +33,8 @@ pub fn load_answers_file(
         dataset.documents.iter().map(|d| d.id.as_str()).collect();
     let mut answers = HashMap::new();
     let mut first_line_of: HashMap<String, usize> = HashMap::new();
-    for (index, raw) in bytes.split(|b| *b == b'\n').enumerate() {
-        let line = index + 1;
-        let text = std::str::from_utf8(raw).map_err(|_| DatasetError::NotUtf8 {
-            path: path.to_path_buf(),
-            line,
-        })?;
-        if text.trim().is_empty() {
-            continue;
-        }
+    for entry in jsonl_lines(path, &bytes) {
+        let (line, text) = entry?;
         let field_error = |field: &str, message: String| DatasetError::Field {
             path: path.to_path_buf(),
             line,
