@@ -110,6 +110,7 @@ pub fn prepare_new_run(
         max_tokens: request.max_tokens,
         device: request.device,
         cancel: request.cancel.clone(),
+        generation_cache: Some(store.path().to_path_buf()),
     };
     let judges = judge_panel(
         &request.judges,
@@ -170,6 +171,7 @@ pub fn prepare_resume(
         max_tokens: record.config.max_tokens,
         device: request.device,
         cancel: request.cancel.clone(),
+        generation_cache: Some(store.path().to_path_buf()),
     };
     let built = build_target(&spec, dataset, &options)?;
     let mut config = record.config.clone();
