@@ -1,7 +1,7 @@
 //! What a caller (CLI, desktop app) asks for: a new run, or the resume of an interrupted one.
 //! Both validate everything before the store is written to.
 
-use super::execute::{plan_resume, start_run, RunError};
+use super::execute::{metric_selection, plan_resume, start_run, RunError};
 use super::RunConfig;
 use crate::dataset::Dataset;
 use crate::store::{RunRecord, Store};
@@ -93,11 +93,32 @@ fn judge_panel(
     Ok(Some((panel, model_id)))
 }
 
-pub fn prepare_new_run(
-    store: &Store,
-    dataset: &Dataset,
-    request: &RunRequest,
-) -> Result<PreparedRun, RunError> {
+/// A new run checked and built (target, judges, config) but not yet in the store: everything
+/// that can be wrong with the request is found before the database is opened or written.
+pub struct CheckedRun {
+    config: RunConfig,
+    name: Option<String>,
+    experiment: Option<String>,
+    target: Box<dyn Target>,
+    index: Option<IndexReport>,
+    judges: Option<JudgePanel>,
+}
+
+impl CheckedRun {
+    /// Create the run row; the run is then ready to execute.
+    pub fn start(self, store: &Store, dataset: &Dataset) -> Result<PreparedRun, RunError> {
+        let record = start_run(store, dataset, self.config, self.name, self.experiment)?;
+        Ok(PreparedRun {
+            record,
+            target: self.target,
+            index: self.index,
+            judges: self.judges,
+        })
+    }
+}
+
+/// Validate a new run's request and build its target and judges, without touching a store.
+pub fn check_new_run(dataset: &Dataset, request: &RunRequest) -> Result<CheckedRun, RunError> {
     let top_k = request.top_k.unwrap_or(DEFAULT_TOP_K);
     let seed = request.seed.unwrap_or(0);
     let retrieval = request.retrieval.unwrap_or_default();
@@ -138,13 +159,23 @@ pub fn prepare_new_run(
         seed,
         limit: request.limit,
     };
-    let record = start_run(store, dataset, config, request.name.clone(), request.experiment.clone())?;
-    Ok(PreparedRun {
-        record,
+    metric_selection(&config)?;
+    Ok(CheckedRun {
+        config,
+        name: request.name.clone(),
+        experiment: request.experiment.clone(),
         target: built.target,
         index: built.index,
         judges: judges.map(|(panel, _)| panel),
     })
+}
+
+pub fn prepare_new_run(
+    store: &Store,
+    dataset: &Dataset,
+    request: &RunRequest,
+) -> Result<PreparedRun, RunError> {
+    check_new_run(dataset, request)?.start(store, dataset)
 }
 
 pub fn prepare_resume(
