@@ -6,6 +6,7 @@ mod common;
 use common::{assay, ok, trailgear};
 use serde_json::Value;
 use std::path::Path;
+use std::process::Command;
 
 fn run_json(db: &Path, answers: &str, name: &str) -> Value {
     let ds = trailgear();
@@ -228,4 +229,56 @@ fn imports_eshop_and_csv_datasets() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("finqa.csv:1") && stderr.contains("`Answer`"), "{stderr}");
+}
+
+/// The JUnit export is what CI systems read: check it against the common JUnit schema
+/// (tests/fixtures/junit/junit.xsd) with libxml2's validator, and that gated questions fail.
+#[test]
+fn junit_export_validates_against_the_junit_schema() {
+    let Ok(status) = Command::new("xmllint").arg("--version").output() else {
+        panic!("xmllint is missing: scripts/system-packages.sh installs libxml2-utils");
+    };
+    assert!(status.status.success());
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.sqlite");
+    run_json(&db, "answers-careful.jsonl", "careful");
+    run_json(&db, "answers-sloppy.jsonl", "sloppy");
+    let junit = tmp.path().join("report.xml");
+    ok(assay(
+        &["export", "careful", "sloppy", "--format", "junit", "--fail-under", "token_f1=0.5", "-o", junit.to_str().unwrap()],
+        &db,
+    ));
+    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/junit/junit.xsd");
+    let out = Command::new("xmllint")
+        .args(["--noout", "--schema", schema.to_str().unwrap(), junit.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let suites: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("testsuite")).collect();
+    assert_eq!(suites.len(), 2);
+    for suite in &suites {
+        let cases = suite.children().filter(|n| n.has_tag_name("testcase")).count();
+        let failing = suite
+            .children()
+            .filter(|n| n.has_tag_name("testcase") && n.children().any(|c| c.has_tag_name("failure")))
+            .count();
+        assert_eq!(cases, 90);
+        assert_eq!(suite.attribute("tests"), Some("90"));
+        assert_eq!(suite.attribute("failures"), Some(failing.to_string().as_str()));
+    }
+    // The sloppy answers fail the token_f1 gate on more questions than the careful ones.
+    let failures = |i: usize| suites[i].attribute("failures").unwrap().parse::<usize>().unwrap();
+    assert!(failures(1) > failures(0), "careful {} vs sloppy {}", failures(0), failures(1));
+
+    // A broken file must not validate, or the check above proves nothing.
+    let broken = tmp.path().join("broken.xml");
+    std::fs::write(&broken, xml.replacen("tests=\"90\"", "tests=\"ninety\"", 1)).unwrap();
+    let out = Command::new("xmllint")
+        .args(["--noout", "--schema", schema.to_str().unwrap(), broken.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "a non-numeric count passed the schema");
 }

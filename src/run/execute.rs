@@ -226,6 +226,12 @@ pub fn execute_judged(
                 finished_at: now_rfc3339(),
             },
         };
+        if cancel.load(Ordering::Relaxed) {
+            // The item in flight may have been cut short (generation stops between tokens):
+            // it is not committed, so a resume redoes it whole.
+            store.set_status(&run.id, RunStatus::Cancelled, Some(&now_rfc3339()))?;
+            return Ok(RunStatus::Cancelled);
+        }
         store.record_item(&run.id, &item)?;
         done += 1;
         on_progress(&Progress::ItemDone {

@@ -102,15 +102,29 @@ pub struct CheckedRun {
     target: Box<dyn Target>,
     index: Option<IndexReport>,
     judges: Option<JudgePanel>,
+    /// How the target was built, to build it again with the store's generation cache.
+    target_spec: String,
+    options: TargetOptions,
 }
 
 impl CheckedRun {
     /// Create the run row; the run is then ready to execute.
     pub fn start(self, store: &Store, dataset: &Dataset) -> Result<PreparedRun, RunError> {
+        let mut target = self.target;
+        if self.config.target.starts_with("rag") {
+            // The generation cache lives in the database, which did not have to exist while
+            // the request was checked. Building again is cheap: the model is loaded once per
+            // process and the index is reused from disk.
+            let options = TargetOptions {
+                generation_cache: Some(store.path().to_path_buf()),
+                ..self.options
+            };
+            target = build_target(&self.target_spec, dataset, &options)?.target;
+        }
         let record = start_run(store, dataset, self.config, self.name, self.experiment)?;
         Ok(PreparedRun {
             record,
-            target: self.target,
+            target,
             index: self.index,
             judges: self.judges,
         })
@@ -131,6 +145,7 @@ pub fn check_new_run(dataset: &Dataset, request: &RunRequest) -> Result<CheckedR
         max_tokens: request.max_tokens,
         device: request.device,
         cancel: request.cancel.clone(),
+        generation_cache: None,
     };
     let judges = judge_panel(
         &request.judges,
@@ -167,6 +182,8 @@ pub fn check_new_run(dataset: &Dataset, request: &RunRequest) -> Result<CheckedR
         target: built.target,
         index: built.index,
         judges: judges.map(|(panel, _)| panel),
+        target_spec: request.target.clone(),
+        options,
     })
 }
 
@@ -201,6 +218,7 @@ pub fn prepare_resume(
         max_tokens: record.config.max_tokens,
         device: request.device,
         cancel: request.cancel.clone(),
+        generation_cache: Some(store.path().to_path_buf()),
     };
     let built = build_target(&spec, dataset, &options)?;
     let mut config = record.config.clone();

@@ -5,9 +5,11 @@
 //! by (run, question) so a resumed run can never hold a question twice; a file that is not a
 //! SQLite database (or is from a newer Assay) is refused before anything is written to it.
 
+mod generation_cache;
 mod records;
 mod schema;
 
+pub use generation_cache::{generation_key, CachedGeneration, GenerationCache};
 pub use records::{ItemRecord, RunRecord, RunStatus};
 
 use crate::dataset::Question;

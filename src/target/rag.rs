@@ -6,7 +6,8 @@
 
 use super::{Answer, RetrieveTarget, Target, TargetError};
 use crate::dataset::Question;
-use crate::llm::{ChatMessage, GenerationParams, LanguageModel};
+use crate::llm::{ChatMessage, FinishReason, GenerationParams, LanguageModel};
+use crate::store::{generation_key, CachedGeneration, GenerationCache};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -109,6 +110,13 @@ pub struct RagTarget {
     prompt: RagPrompt,
     params: GenerationParams,
     cancel: Option<Arc<AtomicBool>>,
+    cache: Option<RagCache>,
+}
+
+/// Where earlier generations are looked up, and the model file's sha256 that keys them.
+pub struct RagCache {
+    pub generations: GenerationCache,
+    pub model_sha256: String,
 }
 
 impl RagTarget {
@@ -118,6 +126,7 @@ impl RagTarget {
         prompt: RagPrompt,
         params: GenerationParams,
         cancel: Option<Arc<AtomicBool>>,
+        cache: Option<RagCache>,
     ) -> Self {
         RagTarget {
             retriever,
@@ -125,6 +134,7 @@ impl RagTarget {
             prompt,
             params,
             cancel,
+            cache,
         }
     }
 }
@@ -149,18 +159,50 @@ impl Target for RagTarget {
             .model
             .chat_prompt(&[ChatMessage::user(user)])
             .map_err(|e| TargetError::Failed(e.to_string()))?;
+        let shown: Vec<&str> = retrieved.iter().map(|c| c.chunk_id.as_str()).collect();
+        let cache_error = |e: crate::store::StoreError| TargetError::Failed(format!("generation cache: {e}"));
+        let key = self
+            .cache
+            .as_ref()
+            .map(|c| generation_key(&c.model_sha256, &prompt, &self.params));
+        if let (Some(cache), Some(key)) = (&self.cache, &key) {
+            if let Some(hit) = cache.generations.get(key).map_err(cache_error)? {
+                return Ok(Answer {
+                    citations: cited_ids(&hit.text, &shown),
+                    text: hit.text.trim().to_string(),
+                    retrieved,
+                    prompt_tokens: Some(hit.prompt_tokens),
+                    completion_tokens: Some(hit.completion_tokens),
+                    latency_ms: hit.latency_ms,
+                    cached: true,
+                });
+            }
+        }
         let generation = self
             .model
             .generate(&prompt, &self.params, &mut |_| {}, self.cancel.as_deref())
             .map_err(|e| TargetError::Failed(e.to_string()))?;
-        let shown: Vec<&str> = retrieved.iter().map(|c| c.chunk_id.as_str()).collect();
+        let latency_ms = started.elapsed().as_millis() as u64;
+        if let (Some(cache), Some(key)) = (&self.cache, &key) {
+            // A cancelled generation is cut short: not what the same request would give.
+            if generation.finish != FinishReason::Cancelled {
+                let stored = CachedGeneration {
+                    text: generation.text.clone(),
+                    prompt_tokens: generation.prompt_tokens as u32,
+                    completion_tokens: generation.tokens.len() as u32,
+                    latency_ms,
+                };
+                cache.generations.put(key, &cache.model_sha256, &stored).map_err(cache_error)?;
+            }
+        }
         Ok(Answer {
             citations: cited_ids(&generation.text, &shown),
             text: generation.text.trim().to_string(),
             retrieved,
             prompt_tokens: Some(generation.prompt_tokens as u32),
             completion_tokens: Some(generation.tokens.len() as u32),
-            latency_ms: started.elapsed().as_millis() as u64,
+            latency_ms,
+            cached: false,
         })
     }
 }
