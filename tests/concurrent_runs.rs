@@ -32,16 +32,17 @@ fn concurrent_runs_on_one_database_all_finish_intact() {
             .enumerate()
             .map(|(i, target)| {
                 let name = format!("r{round}-{i}");
-                assay_command(&["run", ds, "--target", target, "--name", &name], &db)
+                let child = assay_command(&["run", ds, "--target", target, "--name", &name], &db)
                     .stdout(Stdio::null())
                     .stderr(Stdio::piped())
                     .spawn()
-                    .unwrap()
+                    .unwrap();
+                (target, child)
             })
             .collect();
-        for child in children {
+        for (target, child) in children {
             let out = child.wait_with_output().unwrap();
-            assert!(out.status.success(), "round {round}: {}", String::from_utf8_lossy(&out.stderr));
+            assert!(out.status.success(), "round {round}, {target}: {}", String::from_utf8_lossy(&out.stderr));
         }
     }
 

@@ -120,8 +120,7 @@ impl Store {
                 message: "a SQLite file with tables that are not Assay's".into(),
             });
         }
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(sqlite)?;
+        use_wal(&conn).map_err(sqlite)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(sqlite)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(sqlite)?;
@@ -432,6 +431,23 @@ impl Store {
 /// How long a statement waits for another process's lock before giving up. Items commit in
 /// milliseconds, so this only runs out when something holds the database for a long time.
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Switch to WAL. On a database still in rollback mode, two processes switching at once can
+/// each hold a read lock and want the write lock: SQLite then answers one of them "busy" at
+/// once, without waiting, to avoid a deadlock. That one retries until the other is done.
+fn use_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let started = std::time::Instant::now();
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && started.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            result => return result,
+        }
+    }
+}
 
 fn read_version(conn: &Connection) -> rusqlite::Result<i64> {
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
