@@ -94,7 +94,8 @@ fn a_run_killed_at_random_moments_resumes_to_the_same_result() {
     let mut with_json = args.clone();
     with_json.push("--json");
     let reference: Value = serde_json::from_str(&ok(assay_command(&with_json, &reference_db).output().unwrap())).unwrap();
-    let whole_run = started.elapsed();
+    // One item's share of an uninterrupted run (start-up included): the scale of the kill moments.
+    let per_item = started.elapsed() / ITEMS as u32;
     let reference_items = reference["runs"][0]["items"].as_array().unwrap().clone();
     assert_eq!(reference_items.len(), ITEMS);
     for item in &reference_items {
@@ -103,7 +104,7 @@ fn a_run_killed_at_random_moments_resumes_to_the_same_result() {
     }
 
     // The same run on a second copy of the dataset (so a kill can also land while its index
-    // is built), killed at seeded random moments within the time one whole run takes.
+    // is built), killed at seeded random moments.
     let second = tmp.path().join("second");
     std::fs::create_dir_all(&second).unwrap();
     let dataset = dataset_copy(&second);
@@ -129,23 +130,35 @@ fn a_run_killed_at_random_moments_resumes_to_the_same_result() {
                 resume_args.to_vec()
             }
         };
+        let start_count = committed(&db).len();
+        let remaining = ITEMS - start_count;
         let mut child = assay_command(&command_args, &db)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        if kills == KILLS {
+        if kills == KILLS || remaining == 0 {
             let out = child.wait_with_output().unwrap();
             assert!(out.status.success(), "final resume: {}", String::from_utf8_lossy(&out.stderr));
             break;
         }
-        let delay = whole_run.mul_f64(rng.random_range(0.15..0.9));
-        let deadline = Instant::now() + delay;
+        // A seeded random moment: after 0 to (remaining - 1) more items are committed, a
+        // random part of one item's time later: during start-up, generation, judging or a
+        // commit, mostly before the run could finish.
+        let more_items = rng.random_range(0..remaining);
+        let delay = per_item.mul_f64(rng.random_range(0.0..1.0));
         let mut finished = None;
-        while Instant::now() < deadline {
+        let mut reached: Option<Instant> = None;
+        loop {
             if let Some(status) = child.try_wait().unwrap() {
                 finished = Some(status);
                 break;
+            }
+            match reached {
+                Some(at) if at.elapsed() >= delay => break,
+                Some(_) => {}
+                None if committed(&db).len() >= start_count + more_items => reached = Some(Instant::now()),
+                None => {}
             }
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -166,10 +179,15 @@ fn a_run_killed_at_random_moments_resumes_to_the_same_result() {
         for (id, before) in &kept {
             assert_eq!(now.get(id), Some(before), "committed item {id} changed after a kill");
         }
-        eprintln!("kill {kills} after {delay:?}: {} of {ITEMS} items committed", now.len());
+        eprintln!(
+            "kill {kills}: {more_items} more item(s) and {delay:?} after start; {} of {ITEMS} items committed",
+            now.len()
+        );
         kept = now;
     }
 
+    eprintln!("{kills} kills, {attempts} starts");
+    assert!(kills >= 2, "only {kills} kills landed before the run finished");
     let ids = run_ids(&db);
     assert_eq!(ids.len(), 1, "{ids:?}");
     let conn = Connection::open(&db).unwrap();
