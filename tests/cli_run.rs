@@ -1,31 +1,12 @@
 //! The main job through the real CLI: replay both sample answer sets, compare their scores,
 //! show, export, gate, resume and import.
 
+mod common;
+
+use common::{assay, ok, trailgear};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn assay(args: &[&str], db: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(args)
-        .env("ASSAY_DB", db)
-        .output()
-        .expect("assay runs")
-}
-
-fn ok(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstderr: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 stdout")
-}
-
-fn trailgear() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/trailgear")
-}
+use std::path::Path;
+use std::process::Command;
 
 fn run_json(db: &Path, answers: &str, name: &str) -> Value {
     let ds = trailgear();

@@ -352,7 +352,7 @@ impl TransformerWeights {
             None
         };
         let embed = g.tensor("token_embd.weight")?;
-        let (vocab, embed_hidden) = embed.shape().dims2().map_err(|e| e.to_string())?;
+        let (vocab, embed_hidden) = embed.shape().dims2().map_err(|e| super::error::candle_message(&e))?;
         if embed_hidden != hidden || head_dim % 2 != 0 {
             return Err(format!(
                 "token_embd.weight has width {embed_hidden}, embedding_length is {hidden}"
@@ -363,14 +363,14 @@ impl TransformerWeights {
             g.matmul("output.weight")?
         } else {
             // Tied embeddings: the output projection is the embedding table.
-            QMatMul::from_arc(embed.clone()).map_err(|e| e.to_string())?
+            QMatMul::from_arc(embed.clone()).map_err(|e| super::error::candle_message(&e))?
         };
         let embeddings = if embed.dtype() != GgmlDType::F32
             && hidden % embed.dtype().block_size() == 0
         {
             Embeddings::Quantized(embed)
         } else {
-            Embeddings::Dense(embed.dequantize(g.device).map_err(|e| e.to_string())?)
+            Embeddings::Dense(embed.dequantize(g.device).map_err(|e| super::error::candle_message(&e))?)
         };
         let norm = g.norm("output_norm.weight", rms_eps)?;
         let mut layers = Vec::with_capacity(layers_n);
@@ -406,11 +406,11 @@ impl TransformerWeights {
             });
         }
         let (cos, sin) = rope_tables(head_dim, rope_base, context_length, g.device)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| super::error::candle_message(&e))?;
         // Gemma 3's local layers rotate with base 10,000 whatever the global base.
         let rope_base_local = if sliding_window.is_some() { 10_000.0 } else { rope_base };
         let (cos_local, sin_local) = if sliding_window.is_some() {
-            rope_tables(head_dim, rope_base_local, context_length, g.device).map_err(|e| e.to_string())?
+            rope_tables(head_dim, rope_base_local, context_length, g.device).map_err(|e| super::error::candle_message(&e))?
         } else {
             (cos.clone(), sin.clone())
         };

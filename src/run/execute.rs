@@ -187,7 +187,14 @@ pub fn execute_judged(
             question: question.question.clone(),
         });
         let started = Instant::now();
-        let item = match target.answer(question) {
+        let answered = target.answer(question);
+        // A cancel raised while the target worked may have cut its answer short (generation
+        // stops between tokens): that item is not committed, so a resume asks it again.
+        if cancel.load(Ordering::Relaxed) {
+            store.set_status(&run.id, RunStatus::Cancelled, Some(&now_rfc3339()))?;
+            return Ok(RunStatus::Cancelled);
+        }
+        let item = match answered {
             Ok(mut answer) => {
                 if answer.latency_ms == 0 {
                     answer.latency_ms = started.elapsed().as_millis() as u64;

@@ -43,6 +43,8 @@ impl GenerationCache {
     pub fn open(db: &Path) -> Result<Self, StoreError> {
         let sqlite = |source| StoreError::Sqlite { path: db.to_path_buf(), source };
         let conn = Connection::open(db).map_err(sqlite)?;
+        // Before the first read: another process may hold a lock for a moment.
+        conn.busy_timeout(std::time::Duration::from_secs(30)).map_err(sqlite)?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(sqlite)?;
         if version < schema::GENERATIONS_SCHEMA {
             return Err(StoreError::NotADatabase {
@@ -50,7 +52,6 @@ impl GenerationCache {
                 message: format!("schema {version} has no generation cache; open it with the run store first"),
             });
         }
-        conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(sqlite)?;
         Ok(GenerationCache { conn, path: db.to_path_buf() })
     }
 

@@ -24,9 +24,18 @@ pub enum RagPromptError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{path}: {bytes} bytes is over the limit of {limit} bytes for a prompt template")]
+    TooLarge {
+        path: std::path::PathBuf,
+        bytes: u64,
+        limit: u64,
+    },
     #[error("{name}: invalid prompt template: {message}")]
     Template { name: String, message: String },
 }
+
+/// The largest prompt template file accepted.
+pub const MAX_PROMPT_BYTES: u64 = 1 << 20;
 
 /// A checked prompt template: it renders with the variables the target provides.
 #[derive(Debug, Clone)]
@@ -44,6 +53,15 @@ impl RagPrompt {
     }
 
     pub fn from_file(path: &Path) -> Result<Self, RagPromptError> {
+        // A template is a page of text; anything this large is the wrong file.
+        let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        if bytes > MAX_PROMPT_BYTES {
+            return Err(RagPromptError::TooLarge {
+                path: path.to_path_buf(),
+                bytes,
+                limit: MAX_PROMPT_BYTES,
+            });
+        }
         let source = std::fs::read_to_string(path).map_err(|source| RagPromptError::Read {
             path: path.to_path_buf(),
             source,

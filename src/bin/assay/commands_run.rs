@@ -95,7 +95,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         let _ = ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed));
     }
 
-    let (mut store, plans) = match &args.resume {
+    let (mut store, plans): (Option<Store>, Vec<RunPlan>) = match &args.resume {
         None => {
             // Metric names are checked before the database file is created.
             let metrics = args.metrics.clone().unwrap_or_default();
@@ -106,7 +106,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             // one run per combination, grouped as one experiment and compared with the first.
             let cells = matrix_cells(&args);
             let experiment = (cells.len() > 1).then(run::new_experiment_id);
-            let store = Store::open(&db_path)?;
             let plans: Vec<RunPlan> = cells
                 .into_iter()
                 .map(|cell| RunRequest {
@@ -133,7 +132,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                 })
                 .map(RunPlan::New)
                 .collect();
-            (store, plans)
+            // Opened once the first run checked out (a bad prompt or judge spec must not
+            // leave a new database file behind).
+            (None, plans)
         }
         Some(reference) => {
             let store = Store::open_existing(&db_path)?;
@@ -149,18 +150,32 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                 cancel: Some(cancel.clone()),
                 judges_dir: args.judges_dir.clone(),
             };
-            (store, vec![RunPlan::Resume(request)])
+            (Some(store), vec![RunPlan::Resume(request)])
         }
     };
 
     let mut reports = Vec::new();
     let mut cancelled = false;
     for plan in plans {
-        let prepared = match &plan {
-            RunPlan::New(request) => run::prepare_new_run(&store, &dataset, request)?,
-            RunPlan::Resume(request) => run::prepare_resume(&store, &dataset, request)?,
+        let (store, prepared) = match &plan {
+            RunPlan::New(request) => {
+                let checked = run::check_new_run(&dataset, request)?;
+                let store = match &mut store {
+                    Some(store) => store,
+                    None => store.insert(Store::open(&db_path)?),
+                };
+                let prepared = checked.start(store, &dataset)?;
+                (store, prepared)
+            }
+            RunPlan::Resume(request) => {
+                let store = store
+                    .as_mut()
+                    .ok_or_else(|| anyhow::anyhow!("internal: resume without an open database"))?;
+                let prepared = run::prepare_resume(store, &dataset, request)?;
+                (store, prepared)
+            }
         };
-        let (report, status) = execute_with_progress(&mut store, prepared, &dataset, &cancel)?;
+        let (report, status) = execute_with_progress(store, prepared, &dataset, &cancel)?;
         if !args.json {
             print_run_summary(&report);
             println!();

@@ -211,10 +211,24 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", error_chain(&error));
             std::process::exit(2);
         }
     }
+}
+
+/// The error and its causes on one line, each cause once: many of our errors already quote
+/// their source (`path: cannot read: No such file`), which `{:#}` would print a second time.
+fn error_chain(error: &anyhow::Error) -> String {
+    let mut message = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !message.contains(&cause) {
+            message.push_str(": ");
+            message.push_str(&cause);
+        }
+    }
+    message
 }
 
 #[cfg(target_arch = "x86_64")]
