@@ -4,7 +4,7 @@
 use assay::compare::{compare_runs as core_compare, Comparison};
 use assay::dataset::{import_csv, import_eshop, load_dataset, CsvColumns, Question};
 use assay::judge::spec::{default_judges_dir, load_all, JudgeMode};
-use assay::report::charts::{distribution_charts, mean_charts};
+use assay::report::charts::{distribution_charts, mean_charts, run_means_chart};
 use assay::report::{load_report, to_json, write_report, ReportFormat, ReportOptions, RunReport};
 use assay::store::{RunRecord, Store};
 use serde::Serialize;
@@ -46,9 +46,9 @@ pub async fn list_runs() -> Result<Vec<RunRecord>, String> {
 pub struct RunView {
     /// The run in the JSON export schema (docs: DESIGN.md).
     run: serde_json::Value,
-    /// Trusted SVG from the core (labels escaped there), the HTML report's charts: per metric,
-    /// the mean with its interval and the distribution of item scores.
-    mean_charts: Vec<String>,
+    /// Trusted SVG from the core (labels escaped there): every metric's mean with its interval,
+    /// and per metric the distribution of item scores (as in the HTML report).
+    means_chart: String,
     histograms: Vec<String>,
     /// Mean tokens per answered item, from the core's summary.
     avg_prompt_tokens: Option<f64>,
@@ -63,7 +63,7 @@ pub async fn run_view(run: String) -> Result<RunView, String> {
     let export = serde_json::to_value(to_json(reports)).map_err(|e| e.to_string())?;
     Ok(RunView {
         run: export["runs"][0].clone(),
-        mean_charts: mean_charts(reports),
+        means_chart: run_means_chart(&report),
         histograms: distribution_charts(reports),
         avg_prompt_tokens: report.summary.avg_prompt_tokens,
         avg_completion_tokens: report.summary.avg_completion_tokens,

@@ -35,6 +35,8 @@ pub struct StartRequest {
     retrieval: Option<String>,
     top_k: Option<usize>,
     limit: Option<usize>,
+    /// Most tokens per generated answer (rag); the core's default when None.
+    max_tokens: Option<usize>,
     seed: Option<u64>,
     name: Option<String>,
     resume: Option<String>,
@@ -65,6 +67,7 @@ fn plan(request: &StartRequest, cancel: &Arc<AtomicBool>) -> Result<Vec<RunReque
             metrics: request.metrics.clone(),
             top_k: request.top_k,
             limit: request.limit,
+            max_tokens: request.max_tokens,
             seed: request.seed,
             name: match (&name, &model, &experiment) {
                 (Some(name), Some(m), Some(_)) => Some(format!("{name} {m}")),

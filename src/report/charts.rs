@@ -23,6 +23,16 @@ pub fn mean_charts(reports: &[RunReport]) -> Vec<String> {
         .collect()
 }
 
+/// One run's metrics (in report order) on one chart, each mean with its 95% interval.
+pub fn run_means_chart(report: &RunReport) -> String {
+    let rows: Vec<IntervalRow> = metric_names(std::slice::from_ref(report))
+        .iter()
+        .filter_map(|name| report.summary.metrics.get(name).map(|m| (name, m)))
+        .map(|(name, m)| IntervalRow { label: name.clone(), value: m.mean, low: m.ci95[0], high: m.ci95[1] })
+        .collect();
+    interval_chart(&format!("{}: mean with 95% interval", report.run.name), &rows, 0.0, 1.0, None)
+}
+
 /// Per metric: the share of items in each score band, one series per run. A judge's score
 /// counts for its metric name like a deterministic metric does.
 pub fn distribution_charts(reports: &[RunReport]) -> Vec<String> {

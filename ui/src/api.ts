@@ -35,7 +35,7 @@ export interface JsonRun {
 }
 
 export interface RunView {
-  run: JsonRun; mean_charts: string[]; histograms: string[];
+  run: JsonRun; means_chart: string; histograms: string[];
   avg_prompt_tokens: number | null; avg_completion_tokens: number | null;
 }
 
@@ -64,7 +64,7 @@ export interface DatasetView { root: string; name: string; description: string; 
 
 export interface StartRequest {
   dataset: string; target: string; metrics: string[]; models: string[]; retrieval: string | null; top_k: number | null;
-  limit: number | null; seed: number | null;
+  limit: number | null; seed: number | null; max_tokens: number | null;
   name: string | null; resume: string | null;
   judges: string[]; judge_model: string | null;
 }

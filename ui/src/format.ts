@@ -26,6 +26,11 @@ export function when(rfc3339: string): string {
   return rfc3339.replace("T", " ").replace(/(\.\d+)?Z$/, " UTC");
 }
 
+/** "1 question", "3 questions". */
+export function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
 export function bytes(n: number): string {
   return n >= 2 ** 30 ? `${(n / 2 ** 30).toFixed(2)} GB` : `${(n / 2 ** 20).toFixed(0)} MB`;
 }

@@ -4,7 +4,7 @@ import type { ListedModel } from "../src/api";
 
 const blank: RunForm = {
   dataset: " /data/trailgear ", target: "answers", answers: "", models: [], retrieval: "bm25", topK: "", metrics: "",
-  limit: "", seed: "0", name: "", judges: [], judgeModel: "qwen2.5-coder-1.5b-instruct",
+  limit: "", seed: "0", maxTokens: "", name: "", judges: [], judgeModel: "qwen2.5-coder-1.5b-instruct",
 };
 
 function model(id: string, arch: string, state: ListedModel["state"]): ListedModel {
@@ -25,15 +25,15 @@ describe("startRequest", () => {
     expect(r).toEqual({
       request: {
         dataset: "/data/trailgear", target: "answers:a.jsonl", models: [], retrieval: null, top_k: null,
-        metrics: ["token_f1", "rouge_l"], limit: 5, seed: 0, name: "mine", resume: null, judges: [], judge_model: null,
+        metrics: ["token_f1", "rouge_l"], limit: 5, max_tokens: null, seed: 0, name: "mine", resume: null, judges: [], judge_model: null,
       },
     });
   });
 
   it("sends the judge model only with judges, and no judges for a retrieve-only run", () => {
-    const rag = startRequest({ ...blank, target: "rag", models: ["a", "b"], topK: "3", judges: ["correctness"] }, null);
+    const rag = startRequest({ ...blank, target: "rag", models: ["a", "b"], topK: "3", maxTokens: "48", judges: ["correctness"] }, null);
     expect("request" in rag && rag.request).toMatchObject({
-      target: "rag", models: ["a", "b"], retrieval: "bm25", top_k: 3, judges: ["correctness"], judge_model: "qwen2.5-coder-1.5b-instruct",
+      target: "rag", models: ["a", "b"], retrieval: "bm25", top_k: 3, max_tokens: 48, judges: ["correctness"], judge_model: "qwen2.5-coder-1.5b-instruct",
     });
     const retrieve = startRequest({ ...blank, target: "retrieve", judges: ["correctness"] }, null);
     expect("request" in retrieve && retrieve.request).toMatchObject({ target: "retrieve", models: [], judges: [], judge_model: null });

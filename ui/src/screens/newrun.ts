@@ -22,7 +22,7 @@ const field = (label: string, control: HTMLElement) => h("label", { class: "fiel
 const checked = (box: HTMLElement) => Array.from(box.querySelectorAll<HTMLInputElement>("input:checked")).map((b) => b.value);
 
 export async function renderNewRun(area: HTMLElement, resume?: { run: string; dataset: string }): Promise<void> {
-  append(area, h("h1", {}, resume ? `Resume run ${resume.run.slice(0, 8)}` : "New run"));
+  append(area, h("h1", {}, resume ? `Resume run ${resume.run}` : "New run"));
   const [datasetField, dataset] = pathField("run-dataset", "Dataset folder",
     async () => (await open({ directory: true, title: "Dataset folder (holds dataset.toml)" })) as string | null, resume?.dataset ?? "");
   const [answersField, answers] = pathField("run-answers", "Answers file (JSONL)",
@@ -54,7 +54,8 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
         h("span", { class: "muted" }, `${j.outcomes.join(" < ")} · ${j.description}${j.source === "built-in" ? "" : ` · ${j.source}`}`)));
     }
   }).catch((e) => modelBoxes.append(h("span", { class: "error" }, errorText(e))));
-  const ragOnly = [field("Generator models", modelBoxes)];
+  const maxTokens = h("input", { id: "run-max-tokens", type: "number", min: "1", placeholder: "the core's default" });
+  const ragOnly = [field("Generator models", modelBoxes), field("Max answer tokens", maxTokens)];
   const retrievalOnly = [field("Retrieval", retrieval), field("Top-k", topK)];
   const answerJudging = [field("Judges", judgeBoxes), field("Judge model", h("span", { class: "row" }, judgeModel, judgeModelNote))];
   const metrics = h("input", { id: "run-metrics", type: "text", placeholder: "all that apply (or e.g. token_f1,rouge_l)" });
@@ -86,7 +87,7 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
     await lists;
     const built = startRequest({
       dataset: dataset.value, target: target.value, answers: answers.value, models: checked(modelBoxes),
-      retrieval: retrieval.value, topK: topK.value, metrics: metrics.value, limit: limit.value, seed: seed.value,
+      retrieval: retrieval.value, topK: topK.value, metrics: metrics.value, limit: limit.value, seed: seed.value, maxTokens: maxTokens.value,
       name: name.value, judges: checked(judgeBoxes), judgeModel: judgeModel.value,
     }, resume?.run ?? null);
     if ("error" in built) { error.textContent = built.error; return; }
@@ -108,6 +109,7 @@ async function follow(panel: HTMLElement, runs: number, ended: () => void): Prom
   unlisten?.();
   panel.hidden = false;
   panel.replaceChildren();
+  panel.scrollIntoView({ block: "start" });
   const bar = h("progress", { id: "progress-bar", max: 1, value: 0 });
   const counts = h("p", { id: "progress-counts" }, "loading the dataset, index and models…");
   const current = h("p", { class: "text muted", id: "progress-current" });
@@ -140,7 +142,7 @@ async function follow(panel: HTMLElement, runs: number, ended: () => void): Prom
         // A multi-model experiment sends one `finished` per run; wait for the last one.
         remaining -= 1;
         if (remaining > 0 && e.status === "finished") {
-          problems.append(h("li", {}, `run ${e.run_id.slice(0, 8)} finished; ${remaining} to go`));
+          problems.append(h("li", {}, `run ${e.run_id} finished; ${remaining} to go`));
           break;
         }
         cancel.remove();

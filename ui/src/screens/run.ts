@@ -37,8 +37,9 @@ export async function renderRun(area: HTMLElement, runId: string): Promise<void>
     ].filter(Boolean).join(" · ")),
     actions,
     cards(view),
-    h("details", { class: "charts-block", open: true }, h("summary", {}, "Charts"),
-      h("section", { class: "charts" }, ...view.mean_charts.map(svg), ...view.histograms.map(svg))),
+    h("section", { class: "charts" }, svg(view.means_chart)),
+    h("details", { class: "charts-block", id: "histograms" }, h("summary", {}, `Score distributions (${view.histograms.length} metrics)`),
+      h("section", { class: "charts grid" }, ...view.histograms.map(svg))),
     questions(run),
   );
 }

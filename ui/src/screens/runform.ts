@@ -13,6 +13,7 @@ export interface RunForm {
   metrics: string;
   limit: string;
   seed: string;
+  maxTokens: string;
   name: string;
   judges: string[];
   judgeModel: string;
@@ -36,7 +37,9 @@ function whole(text: string): number | null {
 export function startRequest(form: RunForm, resume: string | null): { request: StartRequest } | { error: string } {
   const dataset = form.dataset.trim();
   if (!dataset) return { error: "Choose a dataset folder." };
-  const numbers = { "Top-k": whole(form.topK), Limit: whole(form.limit), Seed: whole(form.seed) };
+  const numbers = {
+    "Top-k": whole(form.topK), Limit: whole(form.limit), Seed: whole(form.seed), "Max answer tokens": whole(form.maxTokens),
+  };
   for (const [label, value] of Object.entries(numbers)) {
     if (Number.isNaN(value)) return { error: `${label} must be a whole number.` };
   }
@@ -55,6 +58,7 @@ export function startRequest(form: RunForm, resume: string | null): { request: S
       top_k: numbers["Top-k"],
       metrics: form.metrics.split(",").map((m) => m.trim()).filter(Boolean),
       limit: numbers.Limit,
+      max_tokens: form.target === "rag" ? numbers["Max answer tokens"] : null,
       seed: numbers.Seed,
       name: form.name.trim() || null,
       resume,
