@@ -13,7 +13,8 @@ export function signed(value: number): string {
 }
 
 export function ms(value: number | null | undefined): string {
-  return value === null || value === undefined ? "—" : `${value.toFixed(1)} ms`;
+  if (value === null || value === undefined || Number.isNaN(value)) return "—";
+  return value >= 1000 ? `${(value / 1000).toFixed(1)} s` : `${value.toFixed(1)} ms`;
 }
 
 export function duration(seconds: number | null | undefined): string {

@@ -8,6 +8,7 @@ describe("format", () => {
     expect(fixed(Number.NaN)).toBe("—");
     expect(interval([0.1, 0.25])).toBe("[0.100, 0.250]");
     expect(ms(812)).toBe("812.0 ms");
+    expect(ms(41386)).toBe("41.4 s");
     expect(count(1, "question")).toBe("1 question");
     expect(count(0, "document")).toBe("0 documents");
   });

@@ -72,7 +72,8 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
       field("Metrics", metrics), field("Limit", limit), field("Seed", seed), field("Name", name));
   }
   form.append(h("div", { class: "actions" }, start));
-  append(area, form, error, progress);
+  // Progress goes above the form, where it is seen without scrolling.
+  append(area, progress, form, error);
   const showFields = () => {
     answersField.hidden = target.value !== "answers";
     for (const el of ragOnly) el.hidden = target.value !== "rag";
