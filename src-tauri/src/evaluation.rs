@@ -58,7 +58,7 @@ fn plan(request: &StartRequest, cancel: &Arc<AtomicBool>) -> Result<Vec<RunReque
     };
     let models: Vec<Option<String>> =
         if request.models.is_empty() { vec![None] } else { request.models.iter().cloned().map(Some).collect() };
-    let experiment = (models.len() > 1).then(|| format!("exp-{}", run::now_rfc3339()));
+    let experiment = (models.len() > 1).then(run::new_experiment_id);
     let name = request.name.clone().filter(|n| !n.trim().is_empty());
     Ok(models
         .into_iter()
