@@ -1,14 +1,15 @@
 //! Starting, following and cancelling an evaluation. The run is prepared and executed on its own
-//! thread (the core's `execute` blocks until the last item), and each progress event from the
-//! core is forwarded to the window as a `run-progress` event. One run at a time.
+//! thread (the core's `execute_judged` blocks until the last item), and each progress event from
+//! the core is forwarded to the window as a `run-progress` event, with the running means of the
+//! items stored so far (the core's summary). One run at a time.
 
 use crate::commands::{default_db, open_store};
-use assay::stats::summarize;
-use assay::store::Store;
 use assay::dataset::load_dataset;
 use assay::judge::spec::default_judges_dir;
 use assay::retrieve::RetrievalMode;
 use assay::run::{self, Progress, ResumeRequest, RunRequest};
+use assay::stats::summarize;
+use assay::store::Store;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
