@@ -1,10 +1,13 @@
 // End-to-end test of the real desktop app: the built binary, driven through tauri-driver and
-// WebKitWebDriver, against a temporary database seeded by the real `assay` CLI on the trailgear
-// sample dataset. Screenshots of every view go to e2e/screenshots/.
+// WebKitWebDriver, as a person would use it: import a dataset, start a run on the sample
+// dataset with a local model and a judge, watch it finish, open it, compare runs, export HTML.
+// The database is a temporary file (two answer-file runs made by the real `assay` CLI first);
+// models come from the usual models folder. Screenshots of every view go to e2e/screenshots/,
+// light theme first, then the main views again with the system in dark mode.
 //
 // Needs: target/debug/assay and target/debug/assay-desktop (built with tauri/custom-protocol),
-// tauri-driver on PATH, WebKitWebDriver, an X display (run under xvfb-run). scripts/desktop-test.sh
-// sets all of that up.
+// tauri-driver on PATH, WebKitWebDriver, an X display (xvfb-run), smollm2-135m-instruct
+// installed. scripts/desktop-test.sh sets all of that up.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
@@ -22,6 +25,10 @@ const shots = path.join(root, "e2e/screenshots");
 const work = mkdtempSync(path.join(tmpdir(), "assay-e2e-"));
 const db = path.join(work, "assay.sqlite");
 const env = { ...process.env, ASSAY_DB: db };
+// The small model keeps CI fast; a person would pick the default models the same way.
+const model = process.env.ASSAY_E2E_MODEL || "smollm2-135m-instruct";
+const ragLimit = 2;
+const maxTokens = 32;
 
 let driverProcess;
 let driver;
@@ -47,30 +54,61 @@ async function waitForPorts(ports, ms) {
   throw new Error(`tauri-driver did not open ports ${ports.join(", ")}`);
 }
 
+/** tauri-driver (and through it the app) with extra environment, e.g. a dark GTK theme. */
+async function launch(extraEnv = {}) {
+  driverProcess = spawn("tauri-driver", ["--port", "4444", "--native-port", "4445", "--native-driver", "/usr/bin/WebKitWebDriver"],
+    { env: { ...env, ...extraEnv }, stdio: ["ignore", "inherit", "inherit"] });
+  await waitForPorts([4444, 4445], 30000);
+  const capabilities = { browserName: "wry", "tauri:options": { application: app } };
+  driver = await new Builder().usingServer("http://127.0.0.1:4444/").withCapabilities(capabilities).build();
+}
+
+async function quit() {
+  await driver?.quit().catch(() => undefined);
+  driver = undefined;
+  if (driverProcess && driverProcess.exitCode === null) {
+    const exited = new Promise((r) => driverProcess.once("exit", r));
+    driverProcess.kill();
+    await exited;
+  }
+  // The ports must be free before the next launch.
+  const end = Date.now() + 10000;
+  while (Date.now() < end && ((await portOpen(4444)) || (await portOpen(4445)))) await new Promise((r) => setTimeout(r, 200));
+}
+
 async function shot(name) {
   mkdirSync(shots, { recursive: true });
+  // Let the page paint what the test just saw before the picture is taken.
+  await driver.executeAsyncScript("const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done()))");
   writeFileSync(path.join(shots, `${name}.png`), await driver.takeScreenshot(), "base64");
 }
 
-const $ = (css) => driver.wait(until.elementLocated(By.css(css)), 15000);
+const $ = (css, ms = 15000) => driver.wait(until.elementLocated(By.css(css)), ms);
 const $$ = (css) => driver.findElements(By.css(css));
 const text = async (css) => (await $(css)).getText();
 const nav = async (screen) => (await $(`button.nav[data-screen="${screen}"]`)).click();
+const type = async (css, value) => { const el = await $(css); await el.clear(); await el.sendKeys(value); };
+const runByName = (name) => JSON.parse(assay("show", name, "--json")).runs[0];
+
+async function openRunNamed(name) {
+  await nav("runs");
+  await $("#runs-table tbody tr");
+  for (const row of await $$("#runs-table tbody tr")) {
+    const cell = await row.findElement(By.css("td.name"));
+    if ((await cell.getText()) === name) { await cell.click(); break; }
+  }
+  await driver.wait(async () => (await text("#run-title")) === name, 15000);
+}
 
 before(async () => {
   assert.ok(existsSync(app), `${app} is missing: build it with --features tauri/custom-protocol`);
   assay("run", dataset, "--target", `answers:${dataset}/answers-careful.jsonl`, "--name", "careful");
   assay("run", dataset, "--target", `answers:${dataset}/answers-sloppy.jsonl`, "--name", "sloppy");
-  driverProcess = spawn("tauri-driver", ["--port", "4444", "--native-port", "4445", "--native-driver", "/usr/bin/WebKitWebDriver"],
-    { env, stdio: ["ignore", "inherit", "inherit"] });
-  await waitForPorts([4444, 4445], 30000);
-  const capabilities = { browserName: "wry", "tauri:options": { application: app } };
-  driver = await new Builder().usingServer("http://127.0.0.1:4444/").withCapabilities(capabilities).build();
+  await launch();
 });
 
 after(async () => {
-  await driver?.quit().catch(() => undefined);
-  driverProcess?.kill();
+  await quit();
 });
 
 test("the runs list shows the runs the CLI made", async () => {
@@ -81,28 +119,117 @@ test("the runs list shows the runs the CLI made", async () => {
   await shot("01-runs");
 });
 
-test("a run opens with summary cards, charts and a drill-down", async () => {
-  const show = JSON.parse(assay("show", "careful", "--json"));
-  const expected = show.runs[0].summary.token_f1.mean.toFixed(3);
-  const rows = await $$("#runs-table tbody tr");
-  for (const row of rows) if ((await row.findElement(By.css("td.name")).getText()) === "careful") { await row.click(); break; }
-  assert.equal(await text("#run-title"), "careful");
-  // The card shows the core's number for token_f1.
-  assert.equal(await text('#summary-cards [data-metric="token_f1"] .value'), expected);
-  assert.ok((await $$("figure.chart svg")).length >= 2, "interval chart and histograms");
+test("a dataset imports from eShop JSON: bad input is shown inline, then the new dataset opens", async () => {
+  await nav("datasets");
+  const corpus = path.join(work, "manuals");
+  mkdirSync(corpus, { recursive: true });
+  writeFileSync(path.join(corpus, "158.md"), "# Tent\nThe tent weighs 2 kg.\n");
+  const eshop = path.join(work, "evalquestions.json");
+  writeFileSync(eshop, '[{"QuestionId": 1, "ProductId": 999, "Question": "?", "Answer": "!"}]');
+  const imported = path.join(work, "imported");
+  await type("#import-file", eshop);
+  await type("#import-corpus", corpus);
+  await type("#import-output", imported);
+  await (await $("#import-go")).click();
+  await driver.wait(async () => /ProductId/.test(await text("#import-status")), 10000);
+  assert.ok(!existsSync(imported), "nothing written on bad input");
+  await driver.executeScript("document.getElementById('import-status').scrollIntoView()");
+  await shot("02-import-error");
+
+  // Text that looks like markup must come through as text.
+  writeFileSync(eshop, '[{"QuestionId": 1, "ProductId": 158, "Question": "<b>How heavy</b> is the tent?", "Answer": "2 kg"}]');
+  await (await $("#import-go")).click();
+  await driver.wait(async () => /Imported 1 question and 1 document/.test(await text("#import-status")), 10000);
+  await type("#dataset-path", imported);
+  await (await $("#dataset-open")).click();
+  await driver.wait(async () => /1 of 1 questions/.test(await text("#question-count")), 10000);
+  assert.equal(await text('#dataset-questions tr[data-question] td.question'), "<b>How heavy</b> is the tent?");
+  assert.equal((await $$("#dataset-questions td.question b")).length, 0, "no markup parsed");
+  await shot("03-imported-dataset");
+});
+
+test("the sample dataset browses with filters and shows a manual", async () => {
+  await type("#dataset-path", dataset);
+  await (await $("#dataset-open")).click();
+  await driver.wait(async () => /of 90 questions/.test(await text("#question-count")), 10000);
+  const all = await text("#question-count");
+  await (await $("#filter-refuse")).sendKeys("yes");
+  const refused = await text("#question-count");
+  assert.notEqual(all, refused);
+  for (const row of await $$("#dataset-questions tbody tr")) {
+    if (await row.isDisplayed()) assert.match(await row.findElement(By.css("td:last-child")).getText(), /yes/);
+  }
+  await (await $('button[data-doc="summit-stove-2"]')).click();
+  await driver.wait(async () => /Summit/i.test(await text("#manual-text")), 10000);
+  await shot("04-datasets");
+});
+
+test("the models screen lists the registry with what is installed", async () => {
+  await nav("models");
+  const row = await $(`#models-table tr[data-model="${model}"]`);
+  assert.match(await row.getText(), /installed/);
+  await shot("05-models");
+});
+
+test("a rag run with a local model and a judge starts from the window, reports progress and finishes", async () => {
+  await nav("new");
+  await type("#run-dataset", dataset);
+  await (await $("#run-target")).sendKeys("rag");
+  const modelBox = await $(`#run-models input[value="${model}"]`);
+  await driver.wait(async () => await modelBox.isEnabled(), 10000);
+  await modelBox.click();
+  await (await $('#run-judges input[value="correct"]')).click();
+  await (await $("#run-judge-model")).sendKeys(model);
+  await type("#run-limit", String(ragLimit));
+  await type("#run-max-tokens", String(maxTokens));
+  await type("#run-name", "rag from the window");
+  await shot("06-new-run-form");
+  await (await $("#run-start")).click();
+  // Progress: the counter moves and running means appear before the end.
+  await driver.wait(async () => /^1 \/ \d+ items/.test(await text("#progress-counts")) || (await $$("#open-finished")).length > 0, 180000);
+  await driver.wait(until.elementLocated(By.css("#open-finished")), 300000);
+  assert.match(await text("#progress-outcome"), /Run finished/);
+  assert.match(await text("#progress-counts"), new RegExp(`^${ragLimit} / ${ragLimit} items · [\\d.]+ items/s`));
+  const run = runByName("rag from the window");
+  // The running means shown at the end are the core's summary of the finished run.
+  for (const [metric, summary] of Object.entries(run.summary)) {
+    assert.equal(await text(`#progress-means tr[data-metric="${metric}"] td`), summary.mean.toFixed(3), metric);
+  }
+  await shot("07-new-run-finished");
+  assert.ok(run.config.max_tokens === maxTokens, "max tokens reached the core");
+  await (await $("#open-finished")).click();
+  await driver.wait(async () => (await text("#run-title")) === "rag from the window", 15000);
+});
+
+test("the run opens with cards, charts and a drill-down with the judge's verdict", async () => {
+  const run = runByName("rag from the window");
+  assert.equal(run.items.length, ragLimit);
+  assert.match(await text("#run-meta"), new RegExp(`model ${model}.*judges correct on ${model}`));
+  assert.equal(await text('#summary-cards [data-metric="correct"] .value'), run.summary.correct.mean.toFixed(3));
+  assert.ok((await $$("figure.chart svg")).length >= 2, "mean and distribution charts");
+  await shot("08-run");
   const table = await $("#questions-table");
   await table.click();
-  await table.sendKeys(Key.ARROW_DOWN);
-  const detail = await text("#item-detail");
-  assert.match(detail, /Question/);
-  assert.match(detail, /Answer/);
-  assert.match(detail, new RegExp(show.runs[0].items[1].id));
-  await shot("02-run");
+  await table.sendKeys(Key.HOME);
+  const item = run.items[0];
+  const verdict = item.verdicts.correct;
+  await driver.wait(async () => (await text("#item-detail h2")) === item.id, 5000);
+  assert.equal(await text("#item-detail .answer"), item.answer ?? `(no answer: ${item.error ?? "unknown"})`);
+  assert.match(await text('#item-detail [data-judge="correct"] .verdict-label'), new RegExp(`^${verdict.label ?? "unscored"} · score`));
+  const outcomes = await $$('#item-detail [data-judge="correct"] .dist .bar');
+  assert.equal(outcomes.length, Object.keys(verdict.distribution).length);
+  await driver.executeScript("document.querySelector('#item-detail').scrollIntoView(); document.querySelector('#item-detail [data-judge]').scrollIntoView()");
+  await shot("09-run-drilldown");
 });
 
 test("two runs compare with intervals, verdicts and side-by-side answers", async () => {
   await nav("runs");
-  for (const box of await $$("#runs-table tbody input[type=checkbox]")) await box.click();
+  await $("#runs-table tbody tr");
+  for (const row of await $$("#runs-table tbody tr")) {
+    const name = await row.findElement(By.css("td.name")).getText();
+    const box = await row.findElement(By.css("input[type=checkbox]"));
+    if ((name === "careful" || name === "sloppy") !== (await box.isSelected())) await box.click();
+  }
   await (await $("#compare-selected")).click();
   const row = await $('.comparison-table tr[data-metric="token_f1"]');
   const cells = await row.findElements(By.css("td"));
@@ -110,7 +237,7 @@ test("two runs compare with intervals, verdicts and side-by-side answers", async
   assert.match(await cells[2].getText(), /^[+-]?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\]$/);
   assert.match(await cells[3].getText(), /better|no significant difference/);
   assert.ok((await $$(".disagreements .pair")).length > 0, "most-disagreeing questions shown");
-  await shot("03-compare");
+  await shot("10-compare");
 });
 
 test("the comparison exports as HTML into the reports folder", async () => {
@@ -122,66 +249,36 @@ test("the comparison exports as HTML into the reports folder", async () => {
   const html = readFileSync(file, "utf8");
   assert.match(html, /<svg/);
   assert.match(html, /careful/);
-  await shot("04-export");
-});
-
-test("a new run starts, reports progress and finishes", async () => {
-  await nav("new");
-  await (await $("#run-dataset")).sendKeys(dataset);
-  await (await $("#run-answers")).sendKeys(`${dataset}/answers-sloppy.jsonl`);
-  await (await $("#run-name")).sendKeys("from-the-window");
-  await (await $("#run-start")).click();
-  await driver.wait(until.elementLocated(By.css("#open-finished")), 60000);
-  assert.match(await text("#progress-outcome"), /Run finished/);
-  const total = JSON.parse(assay("show", "from-the-window", "--json")).runs[0].items.length;
-  assert.match(await text("#progress-counts"), new RegExp(`^${total} / ${total} items`));
-  await shot("05-new-run");
-  await (await $("#open-finished")).click();
-  assert.equal(await text("#run-title"), "from-the-window");
+  assert.match(html, /sloppy/);
+  await shot("11-export");
 });
 
 test("a new run with a bad answers file shows the error inline", async () => {
   await nav("new");
   const bad = path.join(work, "bad.jsonl");
   writeFileSync(bad, '{"id": "q001", "answer": 42}\n');
-  await (await $("#run-dataset")).sendKeys(dataset);
-  await (await $("#run-answers")).sendKeys(bad);
+  await type("#run-dataset", dataset);
+  await type("#run-answers", bad);
   await (await $("#run-start")).click();
   await driver.wait(async () => (await text("#run-error")).length > 0, 15000);
   assert.match(await text("#run-error"), /bad\.jsonl/);
+  await shot("12-new-run-error");
 });
 
-test("datasets browse with filters, show a manual, and import eShop JSON", async () => {
-  await nav("datasets");
-  const pathInput = await $("#dataset-path");
-  await pathInput.clear();
-  await pathInput.sendKeys(dataset);
-  await (await $("#dataset-open")).click();
-  const all = await text("#question-count");
-  await (await $("#filter-refuse")).sendKeys("yes");
-  const refused = await text("#question-count");
-  assert.notEqual(all, refused);
-  for (const row of await $$("#dataset-questions tbody tr")) {
-    if (await row.isDisplayed()) assert.match(await row.findElement(By.css("td:last-child")).getText(), /yes/);
-  }
-  await (await $('button[data-doc="summit-stove-2"]')).click();
-  await driver.wait(async () => /Summit/i.test(await text("#manual-text")), 10000);
-  await shot("06-datasets");
-
-  const corpus = path.join(work, "manuals");
-  mkdirSync(corpus, { recursive: true });
-  writeFileSync(path.join(corpus, "158.md"), "# Tent\nThe tent weighs 2 kg.\n");
-  const eshop = path.join(work, "evalquestions.json");
-  writeFileSync(eshop, '[{"QuestionId": 1, "ProductId": 999, "Question": "?", "Answer": "!"}]');
-  await (await $("#import-file")).sendKeys(eshop);
-  await (await $("#import-corpus")).sendKeys(corpus);
-  await (await $("#import-output")).sendKeys(path.join(work, "imported"));
-  await (await $("#import-go")).click();
-  await driver.wait(async () => /ProductId/.test(await text("#import-status")), 10000);
-  assert.ok(!existsSync(path.join(work, "imported")), "nothing written on bad input");
-  await shot("07-import-error");
-
-  writeFileSync(eshop, '[{"QuestionId": 1, "ProductId": 158, "Question": "How heavy?", "Answer": "2 kg"}]');
-  await (await $("#import-go")).click();
-  await driver.wait(async () => /Imported 1 questions/.test(await text("#import-status")), 10000);
+test("in dark mode the main views follow the system theme", async () => {
+  await quit();
+  await launch({ GTK_THEME: "Adwaita:dark" });
+  const background = await driver.executeScript("return getComputedStyle(document.body).backgroundColor");
+  assert.equal(background, "rgb(20, 23, 29)", "the dark palette is in use");
+  await $("#runs-table tbody tr");
+  await shot("13-dark-runs");
+  await openRunNamed("rag from the window");
+  const table = await $("#questions-table");
+  await table.click();
+  await table.sendKeys(Key.HOME);
+  await $('#item-detail [data-judge="correct"]');
+  await shot("14-dark-run");
+  await nav("new");
+  await $("#run-judges input");
+  await shot("15-dark-new-run");
 });

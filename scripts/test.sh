@@ -4,16 +4,33 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/system-packages.sh
+source scripts/desktop-packages.sh
 
-echo "== build (one dev build shared by the CLI and the tests)" >&2
-cargo build --all-targets
+# The whole workspace in one build: the core alone would resolve its dependencies' features
+# differently from the desktop app (Tauri turns on more of serde, syn, time, …) and build them
+# twice. The same flags for `cargo test` reuse everything built here.
+workspace=(--workspace --features assay-desktop/embed-ui)
+
+echo "== build (one dev build shared by the CLI, the desktop app and the tests)" >&2
+(cd ui && npm run build)
+cargo build "${workspace[@]}" --all-targets
 
 echo "== models for the tests (cached in the models dir, checked by sha256)" >&2
 target/debug/assay models pull smollm2-135m-instruct
 target/debug/assay models pull minilm-l6-v2
 
+echo "== desktop app: UI unit tests and the end-to-end test under Xvfb" >&2
+desktop=0
+scripts/desktop-test.sh --no-build 2>&1 || desktop=$?
+
 echo "== tests" >&2
 # Tests run two at a time on two cores: one compute thread per model keeps candle's thread
 # pool from spinning against the other test (measured: 10x slower decoding when oversubscribed).
 export RAYON_NUM_THREADS="${RAYON_NUM_THREADS:-1}"
-cargo test --all-targets --no-fail-fast 2>&1
+status=0
+cargo test "${workspace[@]}" --all-targets --no-fail-fast 2>&1 || status=$?
+if ((desktop)); then
+  echo "desktop tests FAILED (exit $desktop): see '== desktop app' above; cargo test exit $status" >&2
+  exit "$desktop"
+fi
+exit "$status"

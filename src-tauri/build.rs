@@ -15,6 +15,7 @@ fn main() {
         "list_models",
         "pull_model",
         "add_model",
+        "list_judges",
     ]);
     if let Err(error) = tauri_build::try_build(
         tauri_build::Attributes::new()

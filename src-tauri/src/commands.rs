@@ -3,11 +3,11 @@
 
 use assay::compare::{compare_runs as core_compare, Comparison};
 use assay::dataset::{import_csv, import_eshop, load_dataset, CsvColumns, Question};
-use assay::report::svg_chart::{histogram_chart, interval_chart, IntervalRow};
+use assay::judge::spec::{default_judges_dir, load_all, JudgeMode};
+use assay::report::charts::{distribution_charts, mean_charts, run_means_chart};
 use assay::report::{load_report, to_json, write_report, ReportFormat, ReportOptions, RunReport};
 use assay::store::{RunRecord, Store};
 use serde::Serialize;
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// `$ASSAY_DB`, else `<data dir>/assay/assay.sqlite`: the CLI's default, so CLI runs show up here.
@@ -46,47 +46,28 @@ pub async fn list_runs() -> Result<Vec<RunRecord>, String> {
 pub struct RunView {
     /// The run in the JSON export schema (docs: DESIGN.md).
     run: serde_json::Value,
-    /// Trusted SVG from the core (labels escaped there).
-    interval_chart: String,
+    /// Trusted SVG from the core (labels escaped there): every metric's mean with its interval,
+    /// and per metric the distribution of item scores (as in the HTML report).
+    means_chart: String,
     histograms: Vec<String>,
-}
-
-fn metric_names(reports: &[RunReport]) -> Vec<String> {
-    let names: BTreeSet<String> = reports.iter().flat_map(|r| r.summary.metrics.keys().cloned()).collect();
-    names.into_iter().collect()
-}
-
-fn item_score(report: &RunReport, metric: &str) -> Vec<f64> {
-    report
-        .items
-        .iter()
-        .filter_map(|i| i.metrics.get(metric).copied().or_else(|| i.verdicts.get(metric).and_then(|v| v.score)))
-        .collect()
+    /// Mean tokens per answered item, from the core's summary.
+    avg_prompt_tokens: Option<f64>,
+    avg_completion_tokens: Option<f64>,
 }
 
 #[tauri::command]
 pub async fn run_view(run: String) -> Result<RunView, String> {
     let store = open_store()?;
     let report = load(&store, &run)?;
-    let rows: Vec<IntervalRow> = report
-        .summary
-        .metrics
-        .iter()
-        .map(|(name, m)| IntervalRow { label: name.clone(), value: m.mean, low: m.ci95[0], high: m.ci95[1] })
-        .collect();
-    let interval = interval_chart("mean with 95% interval", &rows, 0.0, 1.0, None);
-    let histograms = metric_names(std::slice::from_ref(&report))
-        .iter()
-        .map(|name| {
-            histogram_chart(
-                &format!("{name}: share of items per score band"),
-                &[(report.run.name.clone(), item_score(&report, name))],
-            )
-        })
-        .collect();
-    let export = serde_json::to_value(to_json(std::slice::from_ref(&report))).map_err(|e| e.to_string())?;
-    let run = export["runs"][0].clone();
-    Ok(RunView { run, interval_chart: interval, histograms })
+    let reports = std::slice::from_ref(&report);
+    let export = serde_json::to_value(to_json(reports)).map_err(|e| e.to_string())?;
+    Ok(RunView {
+        run: export["runs"][0].clone(),
+        means_chart: run_means_chart(&report),
+        histograms: distribution_charts(reports),
+        avg_prompt_tokens: report.summary.avg_prompt_tokens,
+        avg_completion_tokens: report.summary.avg_completion_tokens,
+    })
 }
 
 /// One question answered differently by the baseline and another run, side by side.
@@ -131,19 +112,7 @@ pub async fn compare_runs(runs: Vec<String>, seed: Option<u64>) -> Result<Compar
     let reports = runs.iter().map(|r| load(&store, r)).collect::<Result<Vec<_>, _>>()?;
     let seed = seed.unwrap_or(0);
     let comparisons: Vec<Comparison> = reports.iter().skip(1).map(|b| core_compare(&reports[0], b, seed)).collect();
-    let charts = metric_names(&reports)
-        .iter()
-        .map(|name| {
-            let rows: Vec<IntervalRow> = reports
-                .iter()
-                .map(|r| match r.summary.metrics.get(name) {
-                    Some(m) => IntervalRow { label: r.run.name.clone(), value: m.mean, low: m.ci95[0], high: m.ci95[1] },
-                    None => IntervalRow { label: r.run.name.clone(), value: f64::NAN, low: f64::NAN, high: f64::NAN },
-                })
-                .collect();
-            interval_chart(&format!("{name}: mean with 95% interval"), &rows, 0.0, 1.0, None)
-        })
-        .collect();
+    let charts = mean_charts(&reports);
     let side_by_side = comparisons
         .iter()
         .zip(reports.iter().skip(1))
@@ -263,4 +232,43 @@ pub async fn export_report(runs: Vec<String>, format: String, path: Option<Strin
     let options = ReportOptions { gates: Vec::new(), seed: 0 };
     write_report(&reports, format, &options, &path).map_err(|e| e.to_string())?;
     Ok(path.display().to_string())
+}
+
+/// A judge as the New run screen offers it.
+#[derive(Serialize)]
+pub struct JudgeChoice {
+    name: String,
+    description: String,
+    outcomes: Vec<String>,
+    /// `choice` or `claims`.
+    mode: String,
+    /// `built-in` or the spec file it came from.
+    source: String,
+}
+
+#[derive(Serialize)]
+pub struct JudgesView {
+    judges: Vec<JudgeChoice>,
+    /// The model the core uses when a run names judges but no judge model.
+    default_model: &'static str,
+}
+
+/// The judges the core knows: built-ins plus the user's judges folder (as `assay judges list`).
+#[tauri::command]
+pub async fn list_judges() -> Result<JudgesView, String> {
+    let specs = load_all(default_judges_dir().as_deref()).map_err(|e| e.to_string())?;
+    let judges = specs
+        .into_values()
+        .map(|spec| JudgeChoice {
+            name: spec.name,
+            description: spec.description,
+            outcomes: spec.outcomes,
+            mode: match spec.mode {
+                JudgeMode::Choice => "choice".into(),
+                JudgeMode::Claims => "claims".into(),
+            },
+            source: spec.source,
+        })
+        .collect();
+    Ok(JudgesView { judges, default_model: assay::run::DEFAULT_JUDGE_MODEL })
 }

@@ -1,12 +1,17 @@
 //! Starting, following and cancelling an evaluation. The run is prepared and executed on its own
-//! thread (the core's `execute` blocks until the last item), and each progress event from the
-//! core is forwarded to the window as a `run-progress` event. One run at a time.
+//! thread (the core's `execute_judged` blocks until the last item), and each progress event from
+//! the core is forwarded to the window as a `run-progress` event, with the running means of the
+//! items stored so far (the core's summary). One run at a time.
 
-use crate::commands::open_store;
+use crate::commands::{default_db, open_store};
 use assay::dataset::load_dataset;
+use assay::judge::spec::default_judges_dir;
 use assay::retrieve::RetrievalMode;
 use assay::run::{self, Progress, ResumeRequest, RunRequest};
+use assay::stats::summarize;
+use assay::store::Store;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -31,9 +36,16 @@ pub struct StartRequest {
     retrieval: Option<String>,
     top_k: Option<usize>,
     limit: Option<usize>,
+    /// Most tokens per generated answer (rag); the core's default when None.
+    max_tokens: Option<usize>,
     seed: Option<u64>,
     name: Option<String>,
     resume: Option<String>,
+    /// Judges to run on every answer (names from `list_judges`); empty: no judging.
+    #[serde(default)]
+    judges: Vec<String>,
+    /// Model for the judges; the core's default when None.
+    judge_model: Option<String>,
 }
 
 /// The runs a request stands for: one, or one per model when several are picked.
@@ -47,7 +59,7 @@ fn plan(request: &StartRequest, cancel: &Arc<AtomicBool>) -> Result<Vec<RunReque
     };
     let models: Vec<Option<String>> =
         if request.models.is_empty() { vec![None] } else { request.models.iter().cloned().map(Some).collect() };
-    let experiment = (models.len() > 1).then(|| format!("exp-{}", run::now_rfc3339()));
+    let experiment = (models.len() > 1).then(run::new_experiment_id);
     let name = request.name.clone().filter(|n| !n.trim().is_empty());
     Ok(models
         .into_iter()
@@ -56,6 +68,7 @@ fn plan(request: &StartRequest, cancel: &Arc<AtomicBool>) -> Result<Vec<RunReque
             metrics: request.metrics.clone(),
             top_k: request.top_k,
             limit: request.limit,
+            max_tokens: request.max_tokens,
             seed: request.seed,
             name: match (&name, &model, &experiment) {
                 (Some(name), Some(m), Some(_)) => Some(format!("{name} {m}")),
@@ -65,6 +78,9 @@ fn plan(request: &StartRequest, cancel: &Arc<AtomicBool>) -> Result<Vec<RunReque
             model,
             retrieval,
             cancel: Some(cancel.clone()),
+            judges: request.judges.clone(),
+            judge_model: request.judge_model.clone().filter(|m| !m.trim().is_empty()),
+            judges_dir: default_judges_dir(),
             ..RunRequest::default()
         })
         .collect())
@@ -85,6 +101,8 @@ pub enum ProgressEvent {
         rate: f64,
         /// Seconds left at that rate; None until an item has finished.
         eta_s: Option<f64>,
+        /// Each metric's (and judge's) mean over the items stored so far, from the core's summary.
+        means: BTreeMap<String, f64>,
     },
     Finished { run_id: String, status: String },
     Failed { message: String },
@@ -123,6 +141,7 @@ fn worker(app: AppHandle, request: StartRequest, cancel: Arc<AtomicBool>, ready:
             Some(reference) => vec![Plan::Resume(ResumeRequest {
                 run: reference.clone(),
                 cancel: Some(cancel.clone()),
+                judges_dir: default_judges_dir(),
                 ..ResumeRequest::default()
             })],
         };
@@ -154,11 +173,18 @@ fn worker(app: AppHandle, request: StartRequest, cancel: Arc<AtomicBool>, ready:
         };
         let record = prepared.record;
         let mut target = prepared.target;
+        let mut judges = prepared.judges;
         if let Some(ready) = ready.take() {
             let _ = ready.send(Ok(record.id.clone()));
         }
         let started = Instant::now();
         let mut first_done: Option<usize> = None;
+        // A second connection reads the items committed so far (the first is busy writing).
+        let reader = default_db().ok().and_then(|path| Store::open_existing(&path).ok());
+        let running_means = |run_id: &str| -> BTreeMap<String, f64> {
+            let items = reader.as_ref().and_then(|store| store.items(run_id).ok()).unwrap_or_default();
+            summarize(&items, record.config.seed).metrics.into_iter().map(|(name, m)| (name, m.mean)).collect()
+        };
         let mut on_progress = |event: &Progress| {
             let forwarded = match event {
                 Progress::Started { run_id, total, already_done } => {
@@ -174,12 +200,22 @@ fn worker(app: AppHandle, request: StartRequest, cancel: Arc<AtomicBool>, ready:
                     let secs = started.elapsed().as_secs_f64().max(1e-3);
                     let rate = finished_here / secs;
                     let eta_s = (rate > 0.0).then(|| total.saturating_sub(*done) as f64 / rate);
-                    ProgressEvent::Done { question_id: question_id.clone(), done: *done, total: *total, error: error.clone(), rate, eta_s }
+                    ProgressEvent::Done {
+                        question_id: question_id.clone(),
+                        done: *done,
+                        total: *total,
+                        error: error.clone(),
+                        rate,
+                        eta_s,
+                        means: running_means(&record.id),
+                    }
                 }
             };
             emit(&app, forwarded);
         };
-        match run::execute(&mut store, &record, &dataset, target.as_mut(), &mut on_progress, &cancel) {
+        let outcome =
+            run::execute_judged(&mut store, &record, &dataset, target.as_mut(), judges.as_mut(), &mut on_progress, &cancel);
+        match outcome {
             Ok(status) => {
                 emit(&app, ProgressEvent::Finished { run_id: record.id.clone(), status: status.as_str().into() });
                 if cancel.load(Ordering::Relaxed) {

@@ -22,6 +22,7 @@ fn main() {
             commands::read_manual,
             commands::import_dataset,
             commands::export_report,
+            commands::list_judges,
             evaluation::start_run,
             evaluation::cancel_run,
             models::list_models,

@@ -4,7 +4,8 @@
 //! minijinja's HTML auto-escaping is on for every value; only the charts are inserted raw, and
 //! `svg_chart` escapes their labels itself. Answers, questions and manuals are untrusted.
 
-use super::svg_chart::{color, histogram_chart, interval_chart, IntervalRow};
+use super::charts;
+use super::svg_chart::color;
 use super::{ordered_metric_names, ReportError, RunReport};
 use crate::compare::{compare_runs, Verdict};
 use serde::Serialize;
@@ -117,37 +118,8 @@ pub fn render(reports: &[RunReport], seed: u64, generated_at: &str) -> Result<St
         })
         .collect();
 
-    let mean_charts: Vec<String> = metric_names
-        .iter()
-        .map(|name| {
-            let rows: Vec<IntervalRow> = reports
-                .iter()
-                .map(|r| match r.summary.metrics.get(name) {
-                    Some(m) => IntervalRow { label: r.run.name.clone(), value: m.mean, low: m.ci95[0], high: m.ci95[1] },
-                    None => IntervalRow { label: r.run.name.clone(), value: f64::NAN, low: f64::NAN, high: f64::NAN },
-                })
-                .collect();
-            interval_chart(&format!("{name}: mean with 95% interval"), &rows, 0.0, 1.0, None)
-        })
-        .collect();
-
-    let distribution_charts: Vec<String> = metric_names
-        .iter()
-        .map(|name| {
-            let series: Vec<(String, Vec<f64>)> = reports
-                .iter()
-                .map(|r| {
-                    let values = r
-                        .items
-                        .iter()
-                        .filter_map(|i| i.metrics.get(name).copied().or_else(|| i.verdicts.get(name).and_then(|v| v.score)))
-                        .collect();
-                    (r.run.name.clone(), values)
-                })
-                .collect();
-            histogram_chart(&format!("{name}: share of items per score band"), &series)
-        })
-        .collect();
+    let mean_charts = charts::mean_charts(reports);
+    let distribution_charts = charts::distribution_charts(reports);
 
     let comparisons: Vec<ComparisonView> = reports
         .iter()
@@ -222,18 +194,7 @@ fn comparison_view(a: &RunReport, b: &RunReport, seed: u64) -> ComparisonView {
             },
         })
         .collect();
-    let chart_rows: Vec<IntervalRow> = diffs
-        .iter()
-        .filter(|d| d.pairs > 0)
-        .map(|d| IntervalRow { label: d.metric.clone(), value: d.mean_diff, low: d.ci95_diff[0], high: d.ci95_diff[1] })
-        .collect();
-    let chart = interval_chart(
-        &format!("{} − {}: difference with 95% paired interval", comparison.name_b, comparison.name_a),
-        &chart_rows,
-        -1.0,
-        1.0,
-        Some(0.0),
-    );
+    let chart = charts::difference_chart(&comparison);
     let disagreements = diffs
         .iter()
         .flat_map(|d| {

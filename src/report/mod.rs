@@ -3,6 +3,7 @@
 //! Every figure comes from `stats::summarize` over stored items; reports compute nothing of
 //! their own. Model output is untrusted: each format escapes it for where it will be shown.
 
+pub mod charts;
 mod csv_report;
 mod html_report;
 mod json_report;

@@ -6,7 +6,10 @@ export type RunStatus = "running" | "finished" | "cancelled" | "failed";
 export interface RunRecord {
   id: string; name: string; dataset: string; dataset_root: string; status: RunStatus;
   total_items: number; created_at: string; finished_at: string | null;
-  config: { target: string; metrics: string[]; top_k?: number; seed?: number; model?: string | null };
+  config: {
+    target: string; metrics: string[]; top_k?: number; seed?: number; model?: string | null;
+    judges?: string[]; judge_model?: string | null; retrieval?: string | null;
+  };
 }
 
 export interface MetricSummary { mean: number; ci95: [number, number]; n: number; unscored: number }
@@ -31,7 +34,10 @@ export interface JsonRun {
   avg_latency_ms: number | null; summary: Record<string, MetricSummary>; items: RunItem[];
 }
 
-export interface RunView { run: JsonRun; interval_chart: string; histograms: string[] }
+export interface RunView {
+  run: JsonRun; means_chart: string; histograms: string[];
+  avg_prompt_tokens: number | null; avg_completion_tokens: number | null;
+}
 
 export interface PairedDiff {
   metric: string; pairs: number; excluded: number; mean_a: number; ci95_a: [number, number];
@@ -58,14 +64,19 @@ export interface DatasetView { root: string; name: string; description: string; 
 
 export interface StartRequest {
   dataset: string; target: string; metrics: string[]; models: string[]; retrieval: string | null; top_k: number | null;
-  limit: number | null; seed: number | null;
+  limit: number | null; seed: number | null; max_tokens: number | null;
   name: string | null; resume: string | null;
+  judges: string[]; judge_model: string | null;
 }
+
+export interface JudgeChoice { name: string; description: string; outcomes: string[]; mode: "choice" | "claims"; source: string }
+export interface JudgesView { judges: JudgeChoice[]; default_model: string }
 
 export type ProgressEvent =
   | { kind: "started"; run_id: string; total: number; already_done: number }
   | { kind: "item"; question_id: string; question: string }
-  | { kind: "done"; question_id: string; done: number; total: number; error: string | null; rate: number; eta_s: number | null }
+  | { kind: "done"; question_id: string; done: number; total: number; error: string | null; rate: number; eta_s: number | null;
+      means: Record<string, number> }
   | { kind: "finished"; run_id: string; status: RunStatus }
   | { kind: "failed"; message: string };
 
@@ -84,6 +95,7 @@ export const api = {
   listModels: () => invoke<ModelsView>("list_models"),
   pullModel: (id: string) => invoke<void>("pull_model", { id }),
   addModel: (path: string) => invoke<string>("add_model", { path }),
+  listJudges: () => invoke<JudgesView>("list_judges"),
   dbPath: () => invoke<string>("db_path"),
   listRuns: () => invoke<RunRecord[]>("list_runs"),
   runView: (run: string) => invoke<RunView>("run_view", { run }),

@@ -13,7 +13,8 @@ export function signed(value: number): string {
 }
 
 export function ms(value: number | null | undefined): string {
-  return value === null || value === undefined ? "—" : `${value.toFixed(1)} ms`;
+  if (value === null || value === undefined || Number.isNaN(value)) return "—";
+  return value >= 1000 ? `${(value / 1000).toFixed(1)} s` : `${value.toFixed(1)} ms`;
 }
 
 export function duration(seconds: number | null | undefined): string {
@@ -24,6 +25,11 @@ export function duration(seconds: number | null | undefined): string {
 
 export function when(rfc3339: string): string {
   return rfc3339.replace("T", " ").replace(/(\.\d+)?Z$/, " UTC");
+}
+
+/** "1 question", "3 questions". */
+export function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 export function bytes(n: number): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { duration, fixed, interval, ms, signed, when } from "../src/format";
+import { count, duration, fixed, interval, ms, signed, when } from "../src/format";
 
 describe("format", () => {
   it("rounds and marks missing values", () => {
@@ -8,6 +8,9 @@ describe("format", () => {
     expect(fixed(Number.NaN)).toBe("—");
     expect(interval([0.1, 0.25])).toBe("[0.100, 0.250]");
     expect(ms(812)).toBe("812.0 ms");
+    expect(ms(41386)).toBe("41.4 s");
+    expect(count(1, "question")).toBe("1 question");
+    expect(count(0, "document")).toBe("0 documents");
   });
   it("signs differences", () => {
     expect(signed(0.05)).toBe("+0.050");

@@ -33,7 +33,7 @@ function picker(all: RunRecord[], chosen: string[]): HTMLElement {
     box.addEventListener("change", () => {
       if (box.checked) { if (!order.includes(run.id)) order.push(run.id); } else order.splice(order.indexOf(run.id), 1);
     });
-    list.append(h("label", {}, box, ` ${run.name} `, h("span", { class: "muted" }, `${run.id.slice(0, 8)} · ${when(run.created_at)}`)));
+    list.append(h("label", {}, box, ` ${run.name} `, h("span", { class: "muted" }, `${run.id} · ${when(run.created_at)}`)));
   }
   list.append(h("div", { class: "actions" }, h("button", {
     id: "compare-go",
@@ -54,7 +54,7 @@ function comparisonTable(c: Comparison): HTMLElement {
     h("td", { class: `verdict ${d.verdict}` }, verdictText(c, d.verdict)),
     h("td", { class: "num" }, `${d.wins} / ${d.ties} / ${d.losses}`),
     h("td", { class: "num" }, fixed(d.sign_test_p)),
-    h("td", { class: "num" }, `${d.pairs}${d.excluded ? ` (+${d.excluded} unpaired)` : ""}`)));
+    h("td", { class: "num pairs" }, `${d.pairs}${d.excluded ? ` (+${d.excluded} unpaired)` : ""}`)));
   return h("section", { class: "comparison" },
     h("h2", {}, `${c.name_b} vs ${c.name_a} (baseline)`),
     c.same_dataset ? null : h("p", { class: "warn" }, "The runs used different versions of the dataset; questions are paired by id."),

@@ -4,6 +4,7 @@ import { open } from "@tauri-apps/plugin-dialog";
 import { api, errorText, DatasetView, Question } from "../api";
 import { h, append, clear } from "../dom";
 import { keyboardRows } from "./table";
+import { count } from "../format";
 import { filterQuestions, QuestionFilter } from "./filter";
 
 let lastDataset = "";
@@ -92,7 +93,7 @@ function importForm(): HTMLElement {
       status.textContent = "importing…";
       try {
         const r = await api.importDataset(kind.value, file.value.trim(), corpus.value.trim(), output.value.trim());
-        status.textContent = `Imported ${r.questions} questions and ${r.documents} documents into ${r.output}`;
+        status.textContent = `Imported ${count(r.questions, "question")} and ${count(r.documents, "document")} into ${r.output}`;
         lastDataset = r.output;
       } catch (e) {
         status.className = "error";

@@ -1,11 +1,14 @@
-// New run: dataset folder, target (an answers file today), metrics, limit, seed and name; then
-// live progress from the shell's `run-progress` events, with cancel. Also resumes a run.
+// New run: dataset folder, target (answers file, rag with one or more local models, or
+// retrieve only), retrieval settings, judges and their model, metrics, limit, seed and name;
+// then live progress from the shell's `run-progress` events (items, rate, ETA, the current
+// question, running means from the core), with cancel. Also resumes an interrupted run.
 import { open } from "@tauri-apps/plugin-dialog";
 import { listen, UnlistenFn } from "@tauri-apps/api/event";
 import { api, errorText, ProgressEvent } from "../api";
 import { h, append } from "../dom";
-import { duration } from "../format";
-import { go } from "../main";
+import { duration, fixed } from "../format";
+import { go, selection } from "../main";
+import { startRequest, textModels } from "./runform";
 
 let unlisten: UnlistenFn | null = null;
 
@@ -15,8 +18,11 @@ function pathField(id: string, label: string, pick: () => Promise<string | null>
   return [h("label", { class: "field" }, h("span", {}, label), h("span", { class: "row" }, input, browse)), input];
 }
 
+const field = (label: string, control: HTMLElement) => h("label", { class: "field" }, h("span", {}, label), control);
+const checked = (box: HTMLElement) => Array.from(box.querySelectorAll<HTMLInputElement>("input:checked")).map((b) => b.value);
+
 export async function renderNewRun(area: HTMLElement, resume?: { run: string; dataset: string }): Promise<void> {
-  append(area, h("h1", {}, resume ? `Resume run ${resume.run.slice(0, 8)}` : "New run"));
+  append(area, h("h1", {}, resume ? `Resume run ${resume.run}` : "New run"));
   const [datasetField, dataset] = pathField("run-dataset", "Dataset folder",
     async () => (await open({ directory: true, title: "Dataset folder (holds dataset.toml)" })) as string | null, resume?.dataset ?? "");
   const [answersField, answers] = pathField("run-answers", "Answers file (JSONL)",
@@ -28,18 +34,30 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
   const retrieval = h("select", { id: "run-retrieval" }, ...["bm25", "dense", "hybrid"].map((m) => h("option", { value: m }, m)));
   const topK = h("input", { id: "run-top-k", type: "number", min: "1", placeholder: "4" });
   const modelBoxes = h("div", { class: "picker", id: "run-models" });
-  api.listModels().then((view) => {
-    const usable = view.models.filter((m) => m.arch !== "bert");
+  const judgeBoxes = h("div", { class: "picker", id: "run-judges" });
+  const judgeModel = h("select", { id: "run-judge-model" });
+  const judgeModelNote = h("span", { class: "muted", id: "run-judge-model-note" });
+  // Models and judges come from the core; both lists fill in when they arrive.
+  const lists = Promise.all([api.listModels(), api.listJudges()]).then(([models, judges]) => {
+    const usable = textModels(models.models);
     for (const m of usable) {
-      const installed = m.state === "verified" || m.state === "present";
-      modelBoxes.append(h("label", {}, h("input", { type: "checkbox", value: m.id, disabled: !installed }),
-        ` ${m.id} `, h("span", { class: "muted" }, installed ? "" : "(not installed: see Models)")));
+      modelBoxes.append(h("label", {}, h("input", { type: "checkbox", value: m.id, disabled: !m.installed }),
+        ` ${m.id} `, m.installed ? null : h("span", { class: "muted" }, "(not installed: see Models)")));
+      judgeModel.append(h("option", { value: m.id, disabled: !m.installed, selected: m.id === judges.default_model },
+        m.installed ? m.id : `${m.id} (not installed)`));
     }
     if (usable.length === 0) modelBoxes.append(h("span", { class: "muted" }, "no models known"));
+    judgeModelNote.textContent = `default: ${judges.default_model}`;
+    for (const j of judges.judges) {
+      judgeBoxes.append(h("label", { title: j.description },
+        h("input", { type: "checkbox", value: j.name }), ` ${j.name} `,
+        h("span", { class: "muted" }, `${j.outcomes.join(" < ")} · ${j.description}${j.source === "built-in" ? "" : ` · ${j.source}`}`)));
+    }
   }).catch((e) => modelBoxes.append(h("span", { class: "error" }, errorText(e))));
-  const ragOnly = [h("label", { class: "field" }, h("span", {}, "Generator models"), modelBoxes)];
-  const retrievalOnly = [h("label", { class: "field" }, h("span", {}, "Retrieval"), retrieval),
-    h("label", { class: "field" }, h("span", {}, "Top-k"), topK)];
+  const maxTokens = h("input", { id: "run-max-tokens", type: "number", min: "1", placeholder: "the core's default" });
+  const ragOnly = [field("Generator models", modelBoxes), field("Max answer tokens", maxTokens)];
+  const retrievalOnly = [field("Retrieval", retrieval), field("Top-k", topK)];
+  const answerJudging = [field("Judges", judgeBoxes), field("Judge model", h("span", { class: "row" }, judgeModel, judgeModelNote))];
   const metrics = h("input", { id: "run-metrics", type: "text", placeholder: "all that apply (or e.g. token_f1,rouge_l)" });
   const limit = h("input", { id: "run-limit", type: "number", min: "1", placeholder: "all" });
   const seed = h("input", { id: "run-seed", type: "number", min: "0", value: "0" });
@@ -50,43 +68,34 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
 
   const form = h("div", { class: "form" }, datasetField);
   if (!resume) {
-    form.append(h("label", { class: "field" }, h("span", {}, "Target"), target), answersField, ...ragOnly, ...retrievalOnly,
-      h("label", { class: "field" }, h("span", {}, "Metrics"), metrics),
-      h("label", { class: "field" }, h("span", {}, "Limit"), limit),
-      h("label", { class: "field" }, h("span", {}, "Seed"), seed),
-      h("label", { class: "field" }, h("span", {}, "Name"), name));
+    form.append(field("Target", target), answersField, ...ragOnly, ...retrievalOnly, ...answerJudging,
+      field("Metrics", metrics), field("Limit", limit), field("Seed", seed), field("Name", name));
   }
   form.append(h("div", { class: "actions" }, start));
-  append(area, form, error, progress);
+  // Progress goes above the form, where it is seen without scrolling.
+  append(area, progress, form, error);
   const showFields = () => {
     answersField.hidden = target.value !== "answers";
     for (const el of ragOnly) el.hidden = target.value !== "rag";
     for (const el of retrievalOnly) el.hidden = target.value === "answers";
+    for (const el of answerJudging) el.hidden = target.value === "retrieve";
   };
   target.addEventListener("change", showFields);
   showFields();
 
   start.addEventListener("click", async () => {
     error.textContent = "";
-    if (!dataset.value.trim()) { error.textContent = "Choose a dataset folder."; return; }
-    const models = Array.from(modelBoxes.querySelectorAll<HTMLInputElement>("input:checked")).map((b) => b.value);
-    if (!resume && target.value === "answers" && !answers.value.trim()) { error.textContent = "Choose an answers file."; return; }
-    if (!resume && target.value === "rag" && models.length === 0) { error.textContent = "Pick at least one installed generator model."; return; }
+    await lists;
+    const built = startRequest({
+      dataset: dataset.value, target: target.value, answers: answers.value, models: checked(modelBoxes),
+      retrieval: retrieval.value, topK: topK.value, metrics: metrics.value, limit: limit.value, seed: seed.value, maxTokens: maxTokens.value,
+      name: name.value, judges: checked(judgeBoxes), judgeModel: judgeModel.value,
+    }, resume?.run ?? null);
+    if ("error" in built) { error.textContent = built.error; return; }
     start.disabled = true;
-    await follow(progress, !resume && target.value === "rag" ? models.length : 1);
+    await follow(progress, !resume && built.request.target === "rag" ? built.request.models.length : 1, () => (start.disabled = false));
     try {
-      await api.startRun({
-        dataset: dataset.value.trim(),
-        target: target.value === "answers" ? `answers:${answers.value.trim()}` : target.value,
-        models: target.value === "rag" ? models : [],
-        retrieval: target.value === "answers" ? null : retrieval.value,
-        top_k: topK.value ? Number(topK.value) : null,
-        metrics: metrics.value.split(",").map((m) => m.trim()).filter(Boolean),
-        limit: limit.value ? Number(limit.value) : null,
-        seed: seed.value ? Number(seed.value) : null,
-        name: name.value.trim() || null,
-        resume: resume?.run ?? null,
-      });
+      await api.startRun(built.request);
     } catch (e) {
       error.textContent = errorText(e);
       progress.hidden = true;
@@ -95,47 +104,61 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
   });
 }
 
-/** Show the run's progress as events arrive; on finish, offer to open it. */
-async function follow(panel: HTMLElement, runs: number): Promise<void> {
+/** Show the run's progress as events arrive; on finish, offer to open it (or compare them). */
+async function follow(panel: HTMLElement, runs: number, ended: () => void): Promise<void> {
   let remaining = runs;
   unlisten?.();
   panel.hidden = false;
   panel.replaceChildren();
+  panel.scrollIntoView({ block: "start" });
   const bar = h("progress", { id: "progress-bar", max: 1, value: 0 });
-  const counts = h("p", { id: "progress-counts" }, "starting…");
+  const counts = h("p", { id: "progress-counts" }, "loading the dataset, index and models…");
   const current = h("p", { class: "text muted", id: "progress-current" });
+  const means = h("table", { class: "kv", id: "progress-means" });
   const problems = h("ul", { class: "errors" });
   const cancel = h("button", { id: "run-cancel", onclick: () => api.cancelRun() }, "Cancel");
   const outcome = h("p", { id: "progress-outcome", "aria-live": "polite" });
-  append(panel, bar, counts, current, cancel, outcome, problems);
-  let runId = "";
+  append(panel, bar, counts, current, means, cancel, outcome, problems);
+  const runIds: string[] = [];
   unlisten = await listen<ProgressEvent>("run-progress", ({ payload: e }) => {
     switch (e.kind) {
       case "started":
-        runId = e.run_id;
+        if (!runIds.includes(e.run_id)) runIds.push(e.run_id);
         bar.max = Math.max(1, e.total);
         bar.value = e.already_done;
-        counts.textContent = `${e.already_done} / ${e.total} items`;
+        counts.textContent = `${runs > 1 ? `run ${runIds.length} of ${runs} · ` : ""}${e.already_done} / ${e.total} items`;
         break;
       case "item":
         current.textContent = `${e.question_id}: ${e.question}`;
         break;
       case "done":
         bar.value = e.done;
-        counts.textContent = `${e.done} / ${e.total} items · ${e.rate.toFixed(1)} items/s · ETA ${duration(e.eta_s)}`;
+        counts.textContent = `${runs > 1 ? `run ${runIds.length} of ${runs} · ` : ""}${e.done} / ${e.total} items · ` +
+          `${e.rate.toFixed(2)} items/s · ETA ${duration(e.eta_s)}`;
+        means.replaceChildren(h("tbody", {}, ...Object.entries(e.means).map(([metric, mean]) =>
+          h("tr", { "data-metric": metric }, h("th", {}, metric), h("td", { class: "num" }, fixed(mean))))));
         if (e.error) problems.append(h("li", { class: "error" }, `${e.question_id}: ${e.error}`));
         break;
       case "finished":
         // A multi-model experiment sends one `finished` per run; wait for the last one.
         remaining -= 1;
         if (remaining > 0 && e.status === "finished") {
-          problems.append(h("li", {}, `run ${e.run_id.slice(0, 8)} finished; ${remaining} to go`));
+          problems.append(h("li", {}, `run ${e.run_id} finished; ${remaining} to go`));
           break;
         }
         cancel.remove();
-        outcome.replaceChildren(`Run ${e.status}. `, h("button", { id: "open-finished", onclick: () => go({ screen: "run", run: e.run_id || runId }) }, "Open the run"));
+        current.textContent = "";
+        outcome.replaceChildren(`Run ${e.status}. `,
+          h("button", { id: "open-finished", onclick: () => go({ screen: "run", run: e.run_id }) }, "Open the run"));
+        if (runIds.length > 1) {
+          outcome.append(" ", h("button", {
+            id: "compare-finished",
+            onclick: () => { selection.clear(); runIds.forEach((r) => selection.add(r)); go({ screen: "compare", runs: [...runIds] }); },
+          }, `Compare the ${runIds.length} runs`));
+        }
         unlisten?.();
         unlisten = null;
+        ended();
         break;
       case "failed":
         cancel.remove();
@@ -143,6 +166,7 @@ async function follow(panel: HTMLElement, runs: number): Promise<void> {
         outcome.textContent = e.message;
         unlisten?.();
         unlisten = null;
+        ended();
         break;
     }
   });

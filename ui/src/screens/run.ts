@@ -1,6 +1,6 @@
 // One run: summary cards, the report's charts, and the per-question table with a drill-down
 // panel (question, reference, answer with citations, retrieved chunks, verdicts).
-import { api, errorText, RunItem, JsonRun } from "../api";
+import { api, errorText, RunItem, JsonRun, RunView } from "../api";
 import { h, append, clear, svg } from "../dom";
 import { fixed, interval, ms, when } from "../format";
 import { go } from "../main";
@@ -30,15 +30,22 @@ export async function renderRun(area: HTMLElement, runId: string): Promise<void>
   }
   append(area,
     h("h1", { id: "run-title" }, run.name),
-    h("p", { class: "muted" }, `${run.dataset} · ${run.config.target} · ${run.status} · ${when(run.created_at)} · ${run.id}`),
+    h("p", { class: "muted", id: "run-meta" }, [
+      run.dataset, run.config.target, run.config.model ? `model ${run.config.model}` : null,
+      run.config.judges?.length ? `judges ${run.config.judges.join(", ")} on ${run.config.judge_model ?? "?"}` : null,
+      run.status, when(run.created_at), run.id,
+    ].filter(Boolean).join(" · ")),
     actions,
-    cards(run),
-    h("section", { class: "charts" }, svg(view.interval_chart), ...view.histograms.map(svg)),
+    cards(view),
+    h("section", { class: "charts" }, svg(view.means_chart)),
+    h("details", { class: "charts-block", id: "histograms" }, h("summary", {}, `Score distributions (${view.histograms.length} metrics)`),
+      h("section", { class: "charts grid" }, ...view.histograms.map(svg))),
     questions(run),
   );
 }
 
-function cards(run: JsonRun): HTMLElement {
+function cards(view: RunView): HTMLElement {
+  const run = view.run;
   const grid = h("section", { class: "cards", id: "summary-cards" });
   grid.append(
     h("div", { class: "card" }, h("div", { class: "label" }, "items"),
@@ -47,6 +54,11 @@ function cards(run: JsonRun): HTMLElement {
     h("div", { class: "card" }, h("div", { class: "label" }, "avg latency"),
       h("div", { class: "value" }, ms(run.avg_latency_ms))),
   );
+  if (view.avg_prompt_tokens !== null || view.avg_completion_tokens !== null) {
+    grid.append(h("div", { class: "card", id: "tokens-card" }, h("div", { class: "label" }, "tokens per item"),
+      h("div", { class: "value" }, fixed(view.avg_completion_tokens, 0)),
+      h("div", { class: "sub" }, `generated · ${fixed(view.avg_prompt_tokens, 0)} in the prompt`)));
+  }
   for (const [name, m] of Object.entries(run.summary)) {
     grid.append(h("div", { class: "card", "data-metric": name },
       h("div", { class: "label" }, name),
@@ -110,11 +122,13 @@ function showItem(panel: HTMLElement, item: RunItem): void {
       h("table", { class: "kv" }, h("tbody", {}, ...metrics.map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", { class: "num" }, fixed(v)))))));
   }
   for (const [judge, verdict] of Object.entries(item.verdicts)) {
-    append(panel, h("h3", {}, `Verdict: ${judge}`),
-      h("p", {}, `${verdict.label ?? "unscored"} · score ${fixed(verdict.score)}`),
+    append(panel, h("section", { class: "verdict-block", "data-judge": judge },
+      h("h3", {}, `Verdict: ${judge}`),
+      h("p", { class: "verdict-label" }, h("strong", {}, verdict.label ?? "unscored"), ` · score ${fixed(verdict.score)}`),
       h("div", { class: "dist" }, ...Object.entries(verdict.distribution).map(([label, p]) =>
-        h("div", { class: "bar" }, h("span", {}, label), h("meter", { min: 0, max: 1, value: p }), h("span", { class: "num" }, fixed(p, 2))))),
-      verdict.explanation ? h("p", { class: "text" }, verdict.explanation) : null,
-      verdict.error ? h("p", { class: "error" }, verdict.error) : null);
+        h("div", { class: "bar", "data-outcome": label }, h("span", { class: "text" }, label),
+          h("meter", { min: 0, max: 1, value: p }), h("span", { class: "num" }, fixed(p, 2))))),
+      verdict.explanation ? h("p", { class: "text explanation" }, verdict.explanation) : null,
+      verdict.error ? h("p", { class: "error" }, verdict.error) : null));
   }
 }

@@ -39,7 +39,7 @@ export async function renderRuns(area: HTMLElement): Promise<void> {
       h("td", {}, h("span", { class: `status ${run.status}` }, run.status)),
       h("td", { class: "num" }, String(run.total_items)),
       h("td", {}, when(run.created_at)),
-      h("td", { class: "mono" }, run.id.slice(0, 8)),
+      h("td", { class: "mono" }, run.id),
     );
     row.addEventListener("click", () => go({ screen: "run", run: run.id }));
     body.append(row);

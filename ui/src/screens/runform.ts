@@ -1,0 +1,69 @@
+// The New run form's own logic, kept apart from the DOM so it can be unit-tested: which models
+// can be picked, and turning the form's fields into the shell's StartRequest (or a message
+// saying what is missing). Whether the settings make sense for the dataset is the core's call.
+import type { ListedModel, StartRequest } from "../api";
+
+export interface RunForm {
+  dataset: string;
+  target: "answers" | "rag" | "retrieve" | string;
+  answers: string;
+  models: string[];
+  retrieval: string;
+  topK: string;
+  metrics: string;
+  limit: string;
+  seed: string;
+  maxTokens: string;
+  name: string;
+  judges: string[];
+  judgeModel: string;
+}
+
+/** Models that generate text (embedding models cannot answer or judge), installed ones first. */
+export function textModels(models: ListedModel[]): { id: string; installed: boolean }[] {
+  return models
+    .filter((m) => m.arch !== "bert")
+    .map((m) => ({ id: m.id, installed: m.state === "verified" || m.state === "present" }))
+    .sort((a, b) => Number(b.installed) - Number(a.installed));
+}
+
+/** A whole number from a field, or null when blank; NaN marks a bad entry. */
+function whole(text: string): number | null {
+  const t = text.trim();
+  if (t === "") return null;
+  return /^\d+$/.test(t) ? Number(t) : Number.NaN;
+}
+
+export function startRequest(form: RunForm, resume: string | null): { request: StartRequest } | { error: string } {
+  const dataset = form.dataset.trim();
+  if (!dataset) return { error: "Choose a dataset folder." };
+  const numbers = {
+    "Top-k": whole(form.topK), Limit: whole(form.limit), Seed: whole(form.seed), "Max answer tokens": whole(form.maxTokens),
+  };
+  for (const [label, value] of Object.entries(numbers)) {
+    if (Number.isNaN(value)) return { error: `${label} must be a whole number.` };
+  }
+  if (!resume) {
+    if (form.target === "answers" && !form.answers.trim()) return { error: "Choose an answers file." };
+    if (form.target === "rag" && form.models.length === 0) return { error: "Pick at least one installed generator model." };
+  }
+  // A retrieve-only run has no answer text: the form hides the judges there and sends none.
+  const judges = form.target === "retrieve" && !resume ? [] : form.judges;
+  return {
+    request: {
+      dataset,
+      target: form.target === "answers" ? `answers:${form.answers.trim()}` : form.target,
+      models: form.target === "rag" ? form.models : [],
+      retrieval: form.target === "answers" ? null : form.retrieval,
+      top_k: numbers["Top-k"],
+      metrics: form.metrics.split(",").map((m) => m.trim()).filter(Boolean),
+      limit: numbers.Limit,
+      max_tokens: form.target === "rag" ? numbers["Max answer tokens"] : null,
+      seed: numbers.Seed,
+      name: form.name.trim() || null,
+      resume,
+      judges,
+      judge_model: judges.length > 0 && form.judgeModel ? form.judgeModel : null,
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { startRequest, textModels, RunForm } from "../src/screens/runform";
+import type { ListedModel } from "../src/api";
+
+const blank: RunForm = {
+  dataset: " /data/trailgear ", target: "answers", answers: "", models: [], retrieval: "bm25", topK: "", metrics: "",
+  limit: "", seed: "0", maxTokens: "", name: "", judges: [], judgeModel: "qwen2.5-coder-1.5b-instruct",
+};
+
+function model(id: string, arch: string, state: ListedModel["state"]): ListedModel {
+  return { id, arch, state, description: "", size: 1, path: "", quantization: null, quantization_share: null, parameters: null, source: "" };
+}
+
+describe("startRequest", () => {
+  it("says what is missing before anything is sent", () => {
+    expect(startRequest({ ...blank, dataset: "  " }, null)).toEqual({ error: "Choose a dataset folder." });
+    expect(startRequest(blank, null)).toEqual({ error: "Choose an answers file." });
+    expect(startRequest({ ...blank, target: "rag" }, null)).toEqual({ error: "Pick at least one installed generator model." });
+    expect(startRequest({ ...blank, answers: "a.jsonl", limit: "2.5" }, null)).toEqual({ error: "Limit must be a whole number." });
+    expect(startRequest({ ...blank, answers: "a.jsonl", topK: "-1" }, null)).toEqual({ error: "Top-k must be a whole number." });
+  });
+
+  it("turns an answers replay into the shell's request", () => {
+    const r = startRequest({ ...blank, answers: " a.jsonl ", metrics: "token_f1, rouge_l,", limit: "5", name: " mine " }, null);
+    expect(r).toEqual({
+      request: {
+        dataset: "/data/trailgear", target: "answers:a.jsonl", models: [], retrieval: null, top_k: null,
+        metrics: ["token_f1", "rouge_l"], limit: 5, max_tokens: null, seed: 0, name: "mine", resume: null, judges: [], judge_model: null,
+      },
+    });
+  });
+
+  it("sends the judge model only with judges, and no judges for a retrieve-only run", () => {
+    const rag = startRequest({ ...blank, target: "rag", models: ["a", "b"], topK: "3", maxTokens: "48", judges: ["correctness"] }, null);
+    expect("request" in rag && rag.request).toMatchObject({
+      target: "rag", models: ["a", "b"], retrieval: "bm25", top_k: 3, max_tokens: 48, judges: ["correctness"], judge_model: "qwen2.5-coder-1.5b-instruct",
+    });
+    const retrieve = startRequest({ ...blank, target: "retrieve", judges: ["correctness"] }, null);
+    expect("request" in retrieve && retrieve.request).toMatchObject({ target: "retrieve", models: [], judges: [], judge_model: null });
+  });
+
+  it("resumes a run with only the dataset", () => {
+    const r = startRequest({ ...blank, seed: "" }, "abc123");
+    expect("request" in r && r.request).toMatchObject({ dataset: "/data/trailgear", resume: "abc123", seed: null });
+  });
+});
+
+describe("textModels", () => {
+  it("leaves out embedding models and lists installed ones first", () => {
+    const listed = textModels([
+      model("big", "qwen2", "missing"), model("minilm", "bert", "verified"),
+      model("small", "llama", "verified"), model("added", "qwen2", "present"), model("broken", "llama", "corrupt"),
+    ]);
+    expect(listed).toEqual([
+      { id: "small", installed: true }, { id: "added", installed: true },
+      { id: "big", installed: false }, { id: "broken", installed: false },
+    ]);
+  });
+});
