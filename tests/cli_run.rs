@@ -282,3 +282,38 @@ fn junit_export_validates_against_the_junit_schema() {
         .unwrap();
     assert!(!out.status.success(), "a non-numeric count passed the schema");
 }
+
+/// Lists in run settings make a matrix: one run per combination, one experiment, which
+/// `compare` and `export` accept by its id.
+#[test]
+fn a_matrix_of_settings_is_one_experiment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.sqlite");
+    let ds = trailgear();
+    let out = ok(assay(
+        &["run", ds.to_str().unwrap(), "--target", "retrieve", "--top-k", "2,5", "--retrieval", "bm25", "--json"],
+        &db,
+    ));
+    let export: Value = serde_json::from_str(&out).unwrap();
+    let runs = export["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["config"]["top_k"], 2);
+    assert_eq!(runs[1]["config"]["top_k"], 5);
+    assert_eq!(runs[0]["name"], "trailgear k=2");
+    let hits = |run: &Value| run["summary"]["hit_at_k"]["mean"].as_f64().unwrap();
+    assert!(hits(&runs[1]) >= hits(&runs[0]), "more chunks, more hits");
+
+    let listed: Value = serde_json::from_str(&ok(assay(&["runs", "--json"], &db))).unwrap();
+    let experiment = listed[0]["experiment"].as_str().unwrap().to_string();
+    assert!(experiment.starts_with("exp-"));
+    assert_eq!(listed[1]["experiment"], experiment.as_str(), "both runs in one experiment");
+    assert!(ok(assay(&["runs"], &db)).contains(&format!("experiment {experiment}:")));
+
+    let compared = ok(assay(&["compare", &experiment], &db));
+    assert!(compared.contains("hit_at_k"), "{compared}");
+    let file = tmp.path().join("exp.json");
+    ok(assay(&["export", &experiment, "--format", "json", "-o", file.to_str().unwrap()], &db));
+    let exported: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    assert_eq!(exported["runs"].as_array().unwrap().len(), 2, "the experiment's runs, oldest first");
+    assert_eq!(exported["runs"][0]["config"]["top_k"], 2);
+}

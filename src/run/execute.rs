@@ -259,6 +259,11 @@ pub fn now_rfc3339() -> String {
         .unwrap_or_default()
 }
 
+/// Id of the experiment a matrix run makes: `exp-` and a run-id-like stamp.
+pub fn new_experiment_id() -> String {
+    format!("exp-{}", new_run_id())
+}
+
 /// Sortable and readable: `20261122-224501-3fa2`.
 fn new_run_id() -> String {
     let now = time::OffsetDateTime::now_utc();

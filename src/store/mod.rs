@@ -326,6 +326,31 @@ impl Store {
             })
     }
 
+    /// The runs a reference names: all runs of an experiment (by its id or a unique prefix of
+    /// it), oldest first, else the one run `find_run` finds.
+    pub fn find_runs(&self, reference: &str) -> Result<Vec<RunRecord>, StoreError> {
+        let runs = self.runs()?;
+        let mut experiments: Vec<&str> = runs
+            .iter()
+            .filter_map(|r| r.experiment.as_deref())
+            .filter(|e| reference.starts_with("exp-") && e.starts_with(reference))
+            .collect();
+        experiments.sort_unstable();
+        experiments.dedup();
+        let chosen = match experiments.as_slice() {
+            [one] => Some(one.to_string()),
+            many => many.iter().find(|e| **e == reference).map(|e| e.to_string()),
+        };
+        match chosen {
+            Some(experiment) => Ok(runs
+                .into_iter()
+                .rev()
+                .filter(|r| r.experiment.as_deref() == Some(experiment.as_str()))
+                .collect()),
+            None => Ok(vec![self.find_run(reference)?]),
+        }
+    }
+
     /// Ids of the questions a run has already committed (finished or errored).
     pub fn done_question_ids(&self, run_id: &str) -> Result<HashSet<String>, StoreError> {
         let mut statement = self

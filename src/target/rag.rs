@@ -95,7 +95,8 @@ impl RagPrompt {
         env.add_template("rag", &self.source).map_err(error)?;
         let chunks: Vec<minijinja::Value> = chunks
             .iter()
-            .map(|(id, text)| minijinja::context! { id => id, text => text })
+            .enumerate()
+            .map(|(i, (id, text))| minijinja::context! { n => i + 1, id => id, text => text })
             .collect();
         env.get_template("rag")
             .map_err(error)?
@@ -207,16 +208,23 @@ impl Target for RagTarget {
     }
 }
 
-/// The ids among `shown` that `text` cites in square brackets (`[doc#3]`, `[doc#3, doc#5]`),
-/// in order of first appearance, each once.
+/// The ids among `shown` that `text` cites in square brackets, in order of first appearance,
+/// each once. A citation is a chunk id (`[doc#3]`, `[doc#3, doc#5]`) or the 1-based number of
+/// an excerpt in the order shown (`[2]`, `[1, 3]`): small models cite numbers far more
+/// reliably than ids, and the default prompt numbers its excerpts.
 pub fn cited_ids(text: &str, shown: &[&str]) -> Vec<String> {
     let mut cited: Vec<String> = Vec::new();
     for bracketed in text.split('[').skip(1) {
         let Some((inside, _)) = bracketed.split_once(']') else {
             continue;
         };
-        for id in inside.split([',', ';']).map(str::trim) {
-            if shown.contains(&id) && !cited.iter().any(|c| c == id) {
+        for reference in inside.split([',', ';']).map(str::trim) {
+            let id = match reference.parse::<usize>() {
+                Ok(n) if (1..=shown.len()).contains(&n) => Some(shown[n - 1]),
+                Ok(_) => None,
+                Err(_) => shown.iter().copied().find(|s| *s == reference),
+            };
+            if let Some(id) = id.filter(|id| !cited.iter().any(|c| c == id)) {
                 cited.push(id.to_string());
             }
         }
@@ -235,6 +243,8 @@ mod tests {
         assert_eq!(cited_ids(text, &shown), vec!["stove#4", "stove#1"]);
         assert!(cited_ids("no brackets", &shown).is_empty());
         assert!(cited_ids("unclosed [stove#1", &shown).is_empty());
+        // Excerpt numbers, 1-based in the order shown; out of range is no citation.
+        assert_eq!(cited_ids("Yes [2]. And [1, 3] [0].", &shown), vec!["stove#4", "stove#1"]);
     }
 
     #[test]

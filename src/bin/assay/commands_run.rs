@@ -105,7 +105,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             // Lists in `--model`, `--judge-model`, `--top-k` and `--retrieval` make a matrix:
             // one run per combination, grouped as one experiment and compared with the first.
             let cells = matrix_cells(&args);
-            let experiment = (cells.len() > 1).then(|| format!("exp-{}", run::now_rfc3339()));
+            let experiment = (cells.len() > 1).then(run::new_experiment_id);
             let plans: Vec<RunPlan> = cells
                 .into_iter()
                 .map(|cell| RunRequest {
