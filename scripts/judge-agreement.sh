@@ -3,7 +3,9 @@
 # human labels, run by each default instruct model over both sample answer sets (180 answers,
 # labelled by reading each one: datasets/trailgear/labels-*.jsonl), pooled, against the labels.
 # Usage: scripts/judge-agreement.sh [MODEL…]   (default: the three default instruct models)
-# ASSAY_AGREE_LIMIT=N judges only the first N questions of each set (default: all 90).
+# ASSAY_AGREE_LIMIT=N judges only the first N questions of each set (default: all 90);
+# ASSAY_AGREE_JUDGES=a,b picks the judges (default: the three with human labels). Finished runs
+# are reused by name, so models can be added one call at a time with their own settings.
 # Needs the models pulled (`assay models pull ID`); takes long on CPU (the 1.5B model most).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +13,7 @@ assay=${ASSAY_BIN:-target/debug/assay}
 [[ -x $assay ]] || cargo build --bin assay
 models=("$@")
 ((${#models[@]})) || models=(qwen2.5-coder-1.5b-instruct qwen2.5-coder-0.5b-instruct smollm2-135m-instruct)
-judges=correct,correctness,abstention
+judges=${ASSAY_AGREE_JUDGES:-correct,correctness,abstention}
 limit=()
 [[ -n ${ASSAY_AGREE_LIMIT:-} ]] && limit=(--limit "$ASSAY_AGREE_LIMIT")
 out=target/judge-agreement
@@ -41,9 +43,8 @@ print("# Judge agreement with human labels\n")
 print("Made by `scripts/judge-agreement.sh`: each judge run by each model on both sample answer")
 print("sets of `datasets/trailgear` (careful and sloppy, 90 answers each), pooled, against labels")
 print("written by reading every answer (`labels-careful.jsonl`, `labels-sloppy.jsonl`).")
-import os
-if os.environ.get("ASSAY_AGREE_LIMIT"):
-    print(f"This table covers the first {os.environ['ASSAY_AGREE_LIMIT']} questions of each set (`ASSAY_AGREE_LIMIT`).")
+print("`n` is the number of answers judged (the first questions of each set when the run was")
+print("limited with `ASSAY_AGREE_LIMIT`).")
 print("Kappa is Cohen's (quadratic-weighted for the 4-level `correctness`); Spearman is the rank")
 print("correlation of the judge's label with the human one. Choice mode cannot fail to parse:")
 print("`unscored` counts items the judge could not score for another reason.\n")

@@ -5,8 +5,8 @@
 #
 # The main job: both small instruct models answer the sample questions through the built-in
 # RAG target, the default judge model judges every answer, the two are compared with paired
-# statistics, and the experiment is exported to HTML. ASSAY_MAIN_LIMIT questions (default 30
-# of 90: on 2 CPU cores the whole set takes about an hour; set it to 90 for all).
+# statistics, and the experiment is exported to HTML. ASSAY_MAIN_LIMIT questions (default 10
+# of 90: on 2 CPU cores each question costs about a minute; set it to 90 for all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/system-packages.sh
@@ -18,7 +18,7 @@ assay=target/debug/assay
 out=target/assay-demo
 mkdir -p "$out"
 export ASSAY_DB="${ASSAY_DB:-$PWD/$out/runs.sqlite}"
-limit="${ASSAY_MAIN_LIMIT:-30}"
+limit="${ASSAY_MAIN_LIMIT:-10}"
 generators=smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct
 judge_model=qwen2.5-coder-1.5b-instruct
 

@@ -55,65 +55,23 @@ pub enum Activation {
 #[derive(Debug, Clone)]
 struct Layer {
     attn_norm: RmsNorm,
-    wq: Projection,
-    wk: Projection,
-    wv: Projection,
+    wq: QMatMul,
+    wk: QMatMul,
+    wv: QMatMul,
     bq: Option<Tensor>,
     bk: Option<Tensor>,
     bv: Option<Tensor>,
-    wo: Projection,
+    wo: QMatMul,
     ffn_norm: RmsNorm,
-    w_gate: Projection,
-    w_up: Projection,
-    w_down: Projection,
+    w_gate: QMatMul,
+    w_up: QMatMul,
+    w_down: QMatMul,
     q_norm: Option<RmsNorm>,
     k_norm: Option<RmsNorm>,
     post_attn_norm: Option<RmsNorm>,
     post_ffn_norm: Option<RmsNorm>,
     /// A sliding-window layer (Gemma 3's local layers).
     local: bool,
-}
-
-/// A weight matrix: quantized, and on the CPU also dense (f16) for reading several tokens at
-/// once. candle's quantized CPU product takes one dot product per row and column with no
-/// blocking, so a 600-token prompt costs 600 decoding steps; a dense matrix product (gemm)
-/// reads prompts about ten times faster. Decoding one token stays on the quantized weights,
-/// which move fewer bytes. The price is memory: two bytes per weight more.
-#[derive(Debug, Clone)]
-struct Projection {
-    quantized: QMatMul,
-    dense: Option<QMatMul>,
-}
-
-impl Projection {
-    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        let rows = x.elem_count() / x.dim(candle_core::D::Minus1)?;
-        match &self.dense {
-            // Every multi-token pass takes the same path, so a prompt read in two parts
-            // (prefix, then suffix) gives the same numbers as read whole.
-            Some(dense) if rows > 1 => dense.forward(x),
-            _ => self.quantized.forward(x),
-        }
-    }
-}
-
-/// The dense prompt copy of the projections (see [`Projection`]): on the CPU only (GPU kernels
-/// batch quantized products well), for models up to 1,024 hidden units (SmolLM2, Qwen2.5 0.5B,
-/// Gemma 3 270M: at most 2 GB more). Measured on the 1.5B model, an f16 copy read prompts no
-/// faster than the quantized weights (gemm converts f16 as it goes) and an f32 copy costs 6 GB,
-/// so larger models read prompts on their quantized weights. `ASSAY_PREFILL=quantized|f16|f32`
-/// overrides the choice.
-fn prefill_dtype(device: &Device, hidden: usize) -> Option<DType> {
-    if !device.is_cpu() {
-        return None;
-    }
-    match std::env::var("ASSAY_PREFILL").as_deref() {
-        Ok("quantized") => None,
-        Ok("f16") => Some(DType::F16),
-        Ok("f32") => Some(DType::F32),
-        _ if hidden > 1024 => None,
-        _ => Some(DType::F32),
-    }
 }
 
 /// Token embeddings: looked up in the quantized table where candle can (saves the f32 copy
@@ -215,8 +173,6 @@ struct Gguf<'a, R> {
     reader: &'a mut R,
     device: &'a Device,
     arch: String,
-    /// Element type of the dense prompt copy of each projection; None: no copy.
-    prefill: Option<DType>,
 }
 
 impl<R: std::io::Read + std::io::Seek> Gguf<'_, R> {
@@ -248,22 +204,6 @@ impl<R: std::io::Read + std::io::Seek> Gguf<'_, R> {
         let t = self.tensor(name)?;
         let t = requantize_slow_type(t).map_err(|e| format!("tensor {name}: {e}"))?;
         QMatMul::from_qtensor(t).map_err(|e| format!("tensor {name}: {e}"))
-    }
-    fn projection(&mut self, name: &str) -> std::result::Result<Projection, String> {
-        let tensor = self.tensor(name)?;
-        let dense = match self.prefill {
-            None => None,
-            Some(dtype) => {
-                let weights = tensor.dequantize(self.device).map_err(|e| format!("tensor {name}: {e}"))?;
-                Some(match dtype {
-                    DType::F16 => QMatMul::TensorF16(weights.to_dtype(DType::F16).map_err(|e| format!("tensor {name}: {e}"))?),
-                    _ => QMatMul::Tensor(weights),
-                })
-            }
-        };
-        let tensor = requantize_slow_type(tensor).map_err(|e| format!("tensor {name}: {e}"))?;
-        let quantized = QMatMul::from_qtensor(tensor).map_err(|e| format!("tensor {name}: {e}"))?;
-        Ok(Projection { quantized, dense })
     }
     fn dense(&mut self, name: &str) -> std::result::Result<Tensor, String> {
         let device = self.device.clone();
@@ -315,7 +255,6 @@ impl TransformerWeights {
             reader,
             device,
             arch: arch.clone(),
-            prefill: None,
         };
         Self::load(&mut g, rope_style).map_err(|message| LlmError::Gguf {
             path: path.to_path_buf(),
@@ -330,7 +269,6 @@ impl TransformerWeights {
         let heads = g.md_u32("attention.head_count")?;
         let kv_heads = g.md_u32("attention.head_count_kv").unwrap_or(heads);
         let hidden = g.md_u32("embedding_length")?;
-        g.prefill = prefill_dtype(g.device, hidden);
         let layers_n = g.md_u32("block_count")?;
         let context_length = g.md_u32("context_length")?;
         let rms_eps = g
@@ -353,7 +291,7 @@ impl TransformerWeights {
             None
         };
         let embed = g.tensor("token_embd.weight")?;
-        let (vocab, embed_hidden) = embed.shape().dims2().map_err(|e| super::error::candle_message(&e))?;
+        let (vocab, embed_hidden) = embed.shape().dims2().map_err(|e| e.to_string())?;
         if embed_hidden != hidden || head_dim % 2 != 0 {
             return Err(format!(
                 "token_embd.weight has width {embed_hidden}, embedding_length is {hidden}"
@@ -364,14 +302,14 @@ impl TransformerWeights {
             g.matmul("output.weight")?
         } else {
             // Tied embeddings: the output projection is the embedding table.
-            QMatMul::from_arc(embed.clone()).map_err(|e| super::error::candle_message(&e))?
+            QMatMul::from_arc(embed.clone()).map_err(|e| e.to_string())?
         };
         let embeddings = if embed.dtype() != GgmlDType::F32
             && hidden % embed.dtype().block_size() == 0
         {
             Embeddings::Quantized(embed)
         } else {
-            Embeddings::Dense(embed.dequantize(g.device).map_err(|e| super::error::candle_message(&e))?)
+            Embeddings::Dense(embed.dequantize(g.device).map_err(|e| e.to_string())?)
         };
         let norm = g.norm("output_norm.weight", rms_eps)?;
         let mut layers = Vec::with_capacity(layers_n);
@@ -387,17 +325,17 @@ impl TransformerWeights {
             };
             layers.push(Layer {
                 attn_norm: g.norm(&format!("{p}.attn_norm.weight"), rms_eps)?,
-                wq: g.projection(&format!("{p}.attn_q.weight"))?,
-                wk: g.projection(&format!("{p}.attn_k.weight"))?,
-                wv: g.projection(&format!("{p}.attn_v.weight"))?,
+                wq: g.matmul(&format!("{p}.attn_q.weight"))?,
+                wk: g.matmul(&format!("{p}.attn_k.weight"))?,
+                wv: g.matmul(&format!("{p}.attn_v.weight"))?,
                 bq: bias(g, "attn_q")?,
                 bk: bias(g, "attn_k")?,
                 bv: bias(g, "attn_v")?,
-                wo: g.projection(&format!("{p}.attn_output.weight"))?,
+                wo: g.matmul(&format!("{p}.attn_output.weight"))?,
                 ffn_norm: g.norm(&format!("{p}.ffn_norm.weight"), rms_eps)?,
-                w_gate: g.projection(&format!("{p}.ffn_gate.weight"))?,
-                w_up: g.projection(&format!("{p}.ffn_up.weight"))?,
-                w_down: g.projection(&format!("{p}.ffn_down.weight"))?,
+                w_gate: g.matmul(&format!("{p}.ffn_gate.weight"))?,
+                w_up: g.matmul(&format!("{p}.ffn_up.weight"))?,
+                w_down: g.matmul(&format!("{p}.ffn_down.weight"))?,
                 q_norm: g.optional_norm(&format!("{p}.attn_q_norm.weight"), rms_eps)?,
                 k_norm: g.optional_norm(&format!("{p}.attn_k_norm.weight"), rms_eps)?,
                 post_attn_norm: g.optional_norm(&format!("{p}.post_attention_norm.weight"), rms_eps)?,
@@ -407,11 +345,11 @@ impl TransformerWeights {
             });
         }
         let (cos, sin) = rope_tables(head_dim, rope_base, context_length, g.device)
-            .map_err(|e| super::error::candle_message(&e))?;
+            .map_err(|e| e.to_string())?;
         // Gemma 3's local layers rotate with base 10,000 whatever the global base.
         let rope_base_local = if sliding_window.is_some() { 10_000.0 } else { rope_base };
         let (cos_local, sin_local) = if sliding_window.is_some() {
-            rope_tables(head_dim, rope_base_local, context_length, g.device).map_err(|e| super::error::candle_message(&e))?
+            rope_tables(head_dim, rope_base_local, context_length, g.device).map_err(|e| e.to_string())?
         } else {
             (cos.clone(), sin.clone())
         };
@@ -550,7 +488,7 @@ impl TransformerWeights {
     ) -> candle_core::Result<Tensor> {
         let c = &self.config;
         let (b, seq, _) = x.dims3()?;
-        let project = |w: &Projection, bias: &Option<Tensor>, norm: &Option<RmsNorm>, heads: usize| -> candle_core::Result<Tensor> {
+        let project = |w: &QMatMul, bias: &Option<Tensor>, norm: &Option<RmsNorm>, heads: usize| -> candle_core::Result<Tensor> {
             let mut t = w.forward(x)?;
             if let Some(bias) = bias {
                 t = t.broadcast_add(bias)?;
