@@ -3,7 +3,7 @@
 #   bash fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]
 # Needs cargo-fuzz (`cargo install cargo-fuzz`). On a stable toolchain RUSTC_BOOTSTRAP=1 lets
 # it use the nightly-only sanitizer flags. Crashing inputs land in fuzz/artifacts/<target>/;
-# keep each as a regression case in tests/fuzz_regressions.rs.
+# keep each as a regression case in tests/ (with the input it crashed on).
 set -euo pipefail
 cd "$(dirname "$0")"
 seconds="${1:-240}"

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{dataset_copy, smollm2_installed};
+use common::{smollm2_installed, trailgear};
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -54,7 +54,8 @@ fn the_main_job_runs_without_a_network() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let dataset = dataset_copy(tmp.path());
+    // The sample dataset itself, so the retrieval indexes the other tests build are shared.
+    let dataset = trailgear();
     let ds = dataset.to_str().unwrap();
     let db = tmp.path().join("runs.sqlite");
     let reports = tmp.path().join("reports");
