@@ -69,7 +69,7 @@ pub fn interval_chart(title: &str, rows: &[IntervalRow], min: f64, max: f64, ref
             row.high
         );
     }
-    svg.push_str("</svg>");
+    close_svg(&mut svg);
     svg
 }
 
@@ -148,15 +148,25 @@ pub fn histogram_chart(title: &str, series: &[(String, Vec<f64>)]) -> String {
         );
         legend_x += 24.0 + 7.0 * name.chars().count().min(40) as f64;
     }
-    svg.push_str("</svg>");
+    close_svg(&mut svg);
     svg
 }
 
+/// Height of the visible title line above a chart's content.
+const TITLE_HEIGHT: f64 = 20.0;
+
+/// The opening of a chart: its title shown above the content (a printed report has no
+/// tooltips), and a group that moves the content below it; `close_svg` ends both.
 fn open_svg(title: &str, height: f64) -> String {
+    let total = height + TITLE_HEIGHT;
     format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH} {height:.0}" width="{WIDTH}" height="{height:.0}" role="img" aria-label="{0}"><title>{0}</title>"#,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH} {total:.0}" width="{WIDTH}" height="{total:.0}" role="img" aria-label="{0}"><title>{0}</title><text x="0" y="14" class="title">{0}</text><g transform="translate(0 {TITLE_HEIGHT})">"#,
         escape(title)
     )
+}
+
+fn close_svg(svg: &mut String) {
+    svg.push_str("</g></svg>");
 }
 
 fn axis(svg: &mut String, min: f64, max: f64, x: &dyn Fn(f64) -> f64, height: f64) {
