@@ -91,6 +91,16 @@ enum Command {
         skip_retrieval: bool,
         #[arg(long)]
         json: bool,
+        /// Measure only the model runtime on random weights of a real architecture
+        /// (qwen2-1.5b, qwen2-0.5b): no model file needed.
+        #[arg(long, value_name = "ARCH")]
+        synthetic: Option<String>,
+        /// Where the synthetic model runs: cpu, cuda or metal.
+        #[arg(long, default_value = "cpu")]
+        device: String,
+        /// Synthetic decode batch sizes (sequences decoded side by side), e.g. 1,16.
+        #[arg(long, value_delimiter = ',', default_value = "1")]
+        batch: Vec<usize>,
     },
     /// Local models: list, pull, add, try.
     #[command(subcommand)]
@@ -180,10 +190,18 @@ fn main() {
         Command::Import(command) => commands_data::import(command).map(|_| 0),
         Command::Index { dataset, json } => commands_index_bench::index(&dataset, json).map(|_| 0),
         Command::Bench {
+            synthetic: Some(arch),
+            device,
+            batch,
+            json,
+            ..
+        } => commands_index_bench::bench_synthetic(&arch, &device, &batch, json).map(|_| 0),
+        Command::Bench {
             dataset,
             models,
             skip_retrieval,
             json,
+            ..
         } => commands_index_bench::bench(&dataset, models, skip_retrieval, json).map(|_| 0),
         Command::Judges(command) => commands_judge::run(command),
         Command::Agree { run, labels, json, judges_dir, db } => {
