@@ -541,13 +541,14 @@ impl TransformerWeights {
             } else {
                 (&global_rope, global_mask.as_ref())
             };
-            let h = layer.attn_norm.forward(&x)?;
+            // candle's CUDA norm and softmax kernels take contiguous inputs only (no-op when so).
+            let h = layer.attn_norm.forward(&x.contiguous()?)?;
             let mut attn = self.attention(layer, &h, cos, sin, mask, slot, past)?;
             if let Some(n) = &layer.post_attn_norm {
                 attn = n.forward(&attn)?;
             }
             x = (x + attn)?;
-            let h = layer.ffn_norm.forward(&x)?;
+            let h = layer.ffn_norm.forward(&x.contiguous()?)?;
             let [gate, up]: [Tensor; 2] = layer
                 .gate_up
                 .forward(&h)?
@@ -570,7 +571,7 @@ impl TransformerWeights {
         } else {
             x.narrow(1, seq - 1, 1)?
         };
-        let x = self.norm.forward(&x)?;
+        let x = self.norm.forward(&x.contiguous()?)?;
         let logits = self.output.forward(&x)?;
         logits.to_dtype(DType::F32)
     }
@@ -626,7 +627,7 @@ impl TransformerWeights {
             Some(m) => att.broadcast_add(m)?,
             None => att,
         };
-        let att = candle_nn::ops::softmax_last_dim(&att)?;
+        let att = candle_nn::ops::softmax_last_dim(&att.contiguous()?)?;
         let y = att.matmul(&v)?;
         let y = y
             .reshape((b, c.heads, seq, c.head_dim))?
