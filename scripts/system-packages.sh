@@ -1,7 +1,7 @@
-# Sourced by the setup and test scripts: installs the Debian packages the build needs when
+# Sourced by the setup and test scripts: installs the Debian packages the build and tests need when
 # they are missing (a fresh machine of this kind has Rust, gcc and Python, little else).
 need=()
-for package in build-essential pkg-config; do
+for package in build-essential pkg-config libxml2-utils; do
   dpkg -s "$package" >/dev/null 2>&1 || need+=("$package")
 done
 if ((${#need[@]})); then

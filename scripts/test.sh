@@ -13,4 +13,7 @@ target/debug/assay models pull smollm2-135m-instruct
 target/debug/assay models pull minilm-l6-v2
 
 echo "== tests" >&2
+# Tests run two at a time on two cores: one compute thread per model keeps candle's thread
+# pool from spinning against the other test (measured: 10x slower decoding when oversubscribed).
+export RAYON_NUM_THREADS="${RAYON_NUM_THREADS:-1}"
 cargo test --all-targets --no-fail-fast 2>&1

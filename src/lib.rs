@@ -16,3 +16,4 @@ pub mod run;
 pub mod stats;
 pub mod store;
 pub mod target;
+mod third_party_panic;

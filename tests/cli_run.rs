@@ -1,31 +1,12 @@
 //! The main job through the real CLI: replay both sample answer sets, compare their scores,
 //! show, export, gate, resume and import.
 
+mod common;
+
+use common::{assay, ok, trailgear};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn assay(args: &[&str], db: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args(args)
-        .env("ASSAY_DB", db)
-        .output()
-        .expect("assay runs")
-}
-
-fn ok(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstderr: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 stdout")
-}
-
-fn trailgear() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/trailgear")
-}
+use std::path::Path;
+use std::process::Command;
 
 fn run_json(db: &Path, answers: &str, name: &str) -> Value {
     let ds = trailgear();
@@ -248,4 +229,91 @@ fn imports_eshop_and_csv_datasets() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("finqa.csv:1") && stderr.contains("`Answer`"), "{stderr}");
+}
+
+/// The JUnit export is what CI systems read: check it against the common JUnit schema
+/// (tests/fixtures/junit/junit.xsd) with libxml2's validator, and that gated questions fail.
+#[test]
+fn junit_export_validates_against_the_junit_schema() {
+    let Ok(status) = Command::new("xmllint").arg("--version").output() else {
+        panic!("xmllint is missing: scripts/system-packages.sh installs libxml2-utils");
+    };
+    assert!(status.status.success());
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.sqlite");
+    run_json(&db, "answers-careful.jsonl", "careful");
+    run_json(&db, "answers-sloppy.jsonl", "sloppy");
+    let junit = tmp.path().join("report.xml");
+    ok(assay(
+        &["export", "careful", "sloppy", "--format", "junit", "--fail-under", "token_f1=0.5", "-o", junit.to_str().unwrap()],
+        &db,
+    ));
+    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/junit/junit.xsd");
+    let out = Command::new("xmllint")
+        .args(["--noout", "--schema", schema.to_str().unwrap(), junit.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let suites: Vec<_> = doc.descendants().filter(|n| n.has_tag_name("testsuite")).collect();
+    assert_eq!(suites.len(), 2);
+    for suite in &suites {
+        let cases = suite.children().filter(|n| n.has_tag_name("testcase")).count();
+        let failing = suite
+            .children()
+            .filter(|n| n.has_tag_name("testcase") && n.children().any(|c| c.has_tag_name("failure")))
+            .count();
+        assert_eq!(cases, 90);
+        assert_eq!(suite.attribute("tests"), Some("90"));
+        assert_eq!(suite.attribute("failures"), Some(failing.to_string().as_str()));
+    }
+    // The sloppy answers fail the token_f1 gate on more questions than the careful ones.
+    let failures = |i: usize| suites[i].attribute("failures").unwrap().parse::<usize>().unwrap();
+    assert!(failures(1) > failures(0), "careful {} vs sloppy {}", failures(0), failures(1));
+
+    // A broken file must not validate, or the check above proves nothing.
+    let broken = tmp.path().join("broken.xml");
+    std::fs::write(&broken, xml.replacen("tests=\"90\"", "tests=\"ninety\"", 1)).unwrap();
+    let out = Command::new("xmllint")
+        .args(["--noout", "--schema", schema.to_str().unwrap(), broken.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "a non-numeric count passed the schema");
+}
+
+/// Lists in run settings make a matrix: one run per combination, one experiment, which
+/// `compare` and `export` accept by its id.
+#[test]
+fn a_matrix_of_settings_is_one_experiment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.sqlite");
+    let ds = trailgear();
+    let out = ok(assay(
+        &["run", ds.to_str().unwrap(), "--target", "retrieve", "--top-k", "2,5", "--retrieval", "bm25", "--json"],
+        &db,
+    ));
+    let export: Value = serde_json::from_str(&out).unwrap();
+    let runs = export["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["config"]["top_k"], 2);
+    assert_eq!(runs[1]["config"]["top_k"], 5);
+    assert_eq!(runs[0]["name"], "trailgear k=2");
+    let hits = |run: &Value| run["summary"]["hit_at_k"]["mean"].as_f64().unwrap();
+    assert!(hits(&runs[1]) >= hits(&runs[0]), "more chunks, more hits");
+
+    let listed: Value = serde_json::from_str(&ok(assay(&["runs", "--json"], &db))).unwrap();
+    let experiment = listed[0]["experiment"].as_str().unwrap().to_string();
+    assert!(experiment.starts_with("exp-"));
+    assert_eq!(listed[1]["experiment"], experiment.as_str(), "both runs in one experiment");
+    assert!(ok(assay(&["runs"], &db)).contains(&format!("experiment {experiment}:")));
+
+    let compared = ok(assay(&["compare", &experiment], &db));
+    assert!(compared.contains("hit_at_k"), "{compared}");
+    let file = tmp.path().join("exp.json");
+    ok(assay(&["export", &experiment, "--format", "json", "-o", file.to_str().unwrap()], &db));
+    let exported: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    assert_eq!(exported["runs"].as_array().unwrap().len(), 2, "the experiment's runs, oldest first");
+    assert_eq!(exported["runs"][0]["config"]["top_k"], 2);
 }

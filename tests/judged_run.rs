@@ -47,4 +47,38 @@ fn verdicts_are_stored_with_their_distribution() {
             assert!(distribution.contains_key(label), "{judge}: label {label} is an outcome");
         }
     }
+
+    // Agreement pooled over two answer sets on the same questions: their items stay apart.
+    let careful = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["run", dataset.to_str().unwrap(), "--target", "answers:answers-careful.jsonl"])
+        .args(["--judges", "correct,abstention", "--judge-model", "smollm2-135m-instruct", "--limit", "2", "--name", "careful"])
+        .env("ASSAY_DB", tmp.path().join("runs.sqlite"))
+        .output()
+        .unwrap();
+    assert!(careful.status.success(), "{}", String::from_utf8_lossy(&careful.stderr));
+    let labels = |set: &str| dataset.join(format!("labels-{set}.jsonl")).to_str().unwrap().to_string();
+    let sloppy_run = run["id"].as_str().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["agree", "careful", sloppy_run, "--labels", &labels("careful"), "--labels", &labels("sloppy"), "--json"])
+        .env("ASSAY_DB", tmp.path().join("runs.sqlite"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let agreements: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for agreement in agreements.as_array().unwrap() {
+        let pooled = agreement["n"].as_u64().unwrap() + agreement["unscored"].as_u64().unwrap();
+        assert_eq!(pooled, 4, "2 items from each run: {agreement}");
+        let confusion: u64 = agreement["confusion"].as_array().unwrap().iter()
+            .flat_map(|row| row.as_array().unwrap().iter().map(|c| c.as_u64().unwrap()))
+            .sum();
+        assert_eq!(confusion, agreement["n"].as_u64().unwrap());
+    }
+    // One labels file per run, or a usage error.
+    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["agree", "careful", sloppy_run, "--labels", &labels("careful")])
+        .env("ASSAY_DB", tmp.path().join("runs.sqlite"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one --labels file per run"));
 }

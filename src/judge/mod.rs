@@ -5,6 +5,7 @@
 //! records the error and no score: such items are unscored, never silently wrong.
 
 pub mod agreement;
+pub mod bench;
 pub mod choice;
 pub mod distribution;
 pub mod spec;

@@ -15,8 +15,8 @@ pub const TEMPLATE_VARIABLES: &[&str] = &["question", "reference", "answer", "co
 pub enum SpecError {
     #[error("{file}: cannot read: {source}")]
     Io { file: PathBuf, source: std::io::Error },
-    #[error("{file}: {message}")]
-    Toml { file: PathBuf, message: String },
+    #[error("{file}:{line}: {message}")]
+    Toml { file: PathBuf, line: usize, message: String },
     #[error("{file}: field `{field}`: {message}")]
     Field { file: PathBuf, field: &'static str, message: String },
     #[error("{file}: prompt template: {message}")]
@@ -85,10 +85,7 @@ pub struct JudgeSpec {
 impl JudgeSpec {
     /// Parse and validate a spec; `file` names it in errors, `template` is the prompt text.
     pub fn parse(toml_text: &str, file: &Path, template: String) -> Result<Self, SpecError> {
-        let raw: SpecFile = toml::from_str(toml_text).map_err(|e| SpecError::Toml {
-            file: file.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let raw: SpecFile = toml::from_str(toml_text).map_err(|e| toml_error(file, toml_text, &e))?;
         let field = |field, message: String| SpecError::Field { file: file.to_path_buf(), field, message };
         if raw.name.trim().is_empty() || !raw.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
             return Err(field("name", format!("`{}` must be non-empty letters, digits, `_` or `-`", raw.name)));
@@ -154,10 +151,19 @@ impl JudgeSpec {
     /// Load `<dir>/<name>.toml` and the prompt file it names.
     pub fn load(file: &Path) -> Result<Self, SpecError> {
         let text = std::fs::read_to_string(file).map_err(|source| SpecError::Io { file: file.to_path_buf(), source })?;
-        let raw: SpecFile = toml::from_str(&text).map_err(|e| SpecError::Toml {
-            file: file.to_path_buf(),
-            message: e.to_string(),
-        })?;
+        let raw: SpecFile = toml::from_str(&text).map_err(|e| toml_error(file, &text, &e))?;
+        // The prompt lives beside its spec: a spec (perhaps shared by someone else) cannot make
+        // Assay read files elsewhere into a prompt.
+        let escapes = Path::new(&raw.prompt)
+            .components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir));
+        if raw.prompt.is_empty() || escapes {
+            return Err(SpecError::Field {
+                file: file.to_path_buf(),
+                field: "prompt",
+                message: format!("`{}` must be a file in the judges folder", raw.prompt),
+            });
+        }
         let prompt = prompt_path(file, &raw.prompt);
         let template = std::fs::read_to_string(&prompt).map_err(|source| SpecError::Io { file: prompt.clone(), source })?;
         Self::parse(&text, file, template)
@@ -182,6 +188,16 @@ impl JudgeSpec {
         let pass = self.pass.as_ref()?;
         let at = |l: &str| self.outcomes.iter().position(|o| o == l);
         Some(at(label)? >= at(pass)?)
+    }
+}
+
+/// A TOML error with its line, without the quoted source line (which can be megabytes long).
+fn toml_error(file: &Path, text: &str, error: &toml::de::Error) -> SpecError {
+    let offset = error.span().map_or(0, |span| span.start.min(text.len()));
+    SpecError::Toml {
+        file: file.to_path_buf(),
+        line: text.as_bytes()[..offset].iter().filter(|b| **b == b'\n').count() + 1,
+        message: error.message().trim_end().to_string(),
     }
 }
 

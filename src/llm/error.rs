@@ -46,7 +46,7 @@ pub enum LlmError {
     Device(String),
     #[error("{0}")]
     Invalid(String),
-    #[error("model computation failed: {0}")]
+    #[error("model computation failed: {}", candle_message(.0))]
     Compute(#[from] candle_core::Error),
     #[error("{path}: {source}")]
     Io {
@@ -54,6 +54,15 @@ pub enum LlmError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// candle's message without the backtrace candle attaches to it when `RUST_BACKTRACE` is set
+/// (a user needs the reason, not our stack).
+pub(crate) fn candle_message(error: &candle_core::Error) -> String {
+    match error {
+        candle_core::Error::WithBacktrace { inner, .. } => candle_message(inner),
+        other => other.to_string(),
+    }
 }
 
 impl LlmError {

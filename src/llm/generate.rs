@@ -1,5 +1,6 @@
 //! Text generation: greedy or seeded sampling (temperature, top-k, top-p, repeat penalty), stop
-//! sequences, a token budget, streaming of finished text, and cancellation between tokens.
+//! sequences, a token budget, streaming of finished text, and cancellation between tokens (and
+//! between the 512-token chunks a long prompt is read in).
 //! The same model, prompt, parameters and seed give the same text.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -86,7 +87,16 @@ impl LanguageModel {
             });
         }
         let start = Instant::now();
-        let state = self.prefill(&tokens)?;
+        let Some(state) = self.prefill_cancellable(&tokens, cancel)? else {
+            return Ok(Generation {
+                text: String::new(),
+                tokens: Vec::new(),
+                prompt_tokens: tokens.len(),
+                finish: FinishReason::Cancelled,
+                prompt_seconds: start.elapsed().as_secs_f64(),
+                decode_seconds: 0.0,
+            });
+        };
         let prompt_seconds = start.elapsed().as_secs_f64();
         let mut generation = self.generate_after(state, params, on_text, cancel)?;
         generation.prompt_seconds = prompt_seconds;

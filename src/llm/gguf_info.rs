@@ -40,9 +40,11 @@ impl GgufInfo {
         let mut by_type: BTreeMap<String, u64> = BTreeMap::new();
         let mut parameters = 0u64;
         for info in content.tensor_infos.values() {
-            let n = info.shape.elem_count() as u64;
-            parameters += n;
-            *by_type.entry(format!("{:?}", info.ggml_dtype)).or_default() += n;
+            // Shapes were checked by `read_content`: their products fit.
+            let n = info.shape.dims().iter().fold(1u64, |n, &d| n.saturating_mul(d as u64));
+            parameters = parameters.saturating_add(n);
+            let count = by_type.entry(format!("{:?}", info.ggml_dtype)).or_default();
+            *count = count.saturating_add(n);
         }
         let (quantization, count) = by_type
             .iter()
@@ -84,32 +86,52 @@ impl GgufInfo {
 
 /// Read a GGUF header, turning candle's errors into ones that name the file.
 pub(crate) fn read_content(path: &Path) -> Result<gguf_file::Content> {
-    let mut file = fs::File::open(path).map_err(|e| LlmError::io(path, e))?;
-    let content = gguf_file::Content::read(&mut file).map_err(|e| LlmError::Gguf {
+    let file = fs::File::open(path).map_err(|e| LlmError::io(path, e))?;
+    let len = file.metadata().map_err(|e| LlmError::io(path, e))?.len();
+    let gguf_error = |message: String| LlmError::Gguf {
         path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
+        message,
+    };
+    let mut reader = std::io::BufReader::new(file);
+    // candle's reader panics on some malformed headers (a zero `general.alignment`).
+    let content = crate::third_party_panic::contain(|| gguf_file::Content::read(&mut reader))
+        .map_err(|panic| gguf_error(format!("malformed header ({panic})")))?
+        .map_err(|e| {
+            let message = super::error::candle_message(&e);
+            if message.contains("failed to fill whole buffer") {
+                gguf_error(format!("the file ends inside its header ({len} bytes): truncated or not a GGUF file"))
+            } else {
+                gguf_error(message)
+            }
+        })?;
     // A truncated file has a whole header but lacks tensor data: check the extents here so
     // that loading fails with a clear message instead of a short read deep in candle.
-    let len = file
-        .metadata()
-        .map_err(|e| LlmError::io(path, e))?
-        .len();
     for (name, info) in &content.tensor_infos {
-        let elems = info.shape.elem_count();
-        let block = info.ggml_dtype.block_size();
-        let bytes = (elems / block.max(1)) as u64 * info.ggml_dtype.type_size() as u64;
+        let bytes = tensor_bytes(info)
+            .ok_or_else(|| gguf_error(format!("tensor {name}: impossible shape {:?}", info.shape.dims())))?;
         let end = content.tensor_data_offset.saturating_add(info.offset).saturating_add(bytes);
         if end > len {
-            return Err(LlmError::Gguf {
-                path: path.to_path_buf(),
-                message: format!(
-                    "file is truncated: tensor {name} ends at byte {end}, the file has {len}"
-                ),
-            });
+            return Err(gguf_error(format!(
+                "file is truncated: tensor {name} ends at byte {end}, the file has {len}"
+            )));
         }
     }
     Ok(content)
+}
+
+/// Bytes of a tensor's data; None when its element count overflows or does not fill whole
+/// blocks of its type (only a malformed header says so).
+fn tensor_bytes(info: &gguf_file::TensorInfo) -> Option<u64> {
+    let elems = info
+        .shape
+        .dims()
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d as u64))?;
+    let block = info.ggml_dtype.block_size() as u64;
+    if block == 0 || elems % block != 0 {
+        return None;
+    }
+    (elems / block).checked_mul(info.ggml_dtype.type_size() as u64)
 }
 
 pub fn human_count(n: u64) -> String {

@@ -143,11 +143,23 @@ impl Metadata<'_> {
             .iter()
             .enumerate()
             .map(|(i, v)| {
-                v.to_f64()
-                    .or_else(|_| v.to_i64().map(|x| x as f64))
-                    .or_else(|_| v.to_f32().map(|x| x as f64))
-                    .or_else(|_| v.to_i32().map(|x| x as f64))
-                    .map_err(|_| self.err(format!("{key}[{i}] is not a number")))
+                // Matched by variant rather than by trying each `to_*` in turn: every failed
+                // conversion is a candle error that captures a backtrace, which costs seconds
+                // per load over a 150k-entry vocabulary when RUST_BACKTRACE is set.
+                use candle_core::quantized::gguf_file::Value;
+                match v {
+                    Value::F32(x) => Ok(*x as f64),
+                    Value::F64(x) => Ok(*x),
+                    Value::I8(x) => Ok(*x as f64),
+                    Value::I16(x) => Ok(*x as f64),
+                    Value::I32(x) => Ok(*x as f64),
+                    Value::I64(x) => Ok(*x as f64),
+                    Value::U8(x) => Ok(*x as f64),
+                    Value::U16(x) => Ok(*x as f64),
+                    Value::U32(x) => Ok(*x as f64),
+                    Value::U64(x) => Ok(*x as f64),
+                    _ => Err(self.err(format!("{key}[{i}] is not a number"))),
+                }
             })
             .collect::<Result<Vec<_>>>()
             .map(Some)

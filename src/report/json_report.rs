@@ -47,6 +47,9 @@ pub struct JsonItem {
     pub latency_ms: Option<u64>,
     pub prompt_tokens: Option<u32>,
     pub completion_tokens: Option<u32>,
+    /// The answer's generation was served from the store's generation cache.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
     pub error: Option<String>,
 }
 
@@ -91,6 +94,7 @@ fn json_run(report: &RunReport) -> JsonRun {
                     latency_ms: answer.map(|a| a.latency_ms),
                     prompt_tokens: answer.and_then(|a| a.prompt_tokens),
                     completion_tokens: answer.and_then(|a| a.completion_tokens),
+                    cached: answer.is_some_and(|a| a.cached),
                     error: item.error.clone(),
                 }
             })

@@ -187,7 +187,14 @@ pub fn execute_judged(
             question: question.question.clone(),
         });
         let started = Instant::now();
-        let item = match target.answer(question) {
+        let answered = target.answer(question);
+        // A cancel raised while the target worked may have cut its answer short (generation
+        // stops between tokens): that item is not committed, so a resume asks it again.
+        if cancel.load(Ordering::Relaxed) {
+            store.set_status(&run.id, RunStatus::Cancelled, Some(&now_rfc3339()))?;
+            return Ok(RunStatus::Cancelled);
+        }
+        let item = match answered {
             Ok(mut answer) => {
                 if answer.latency_ms == 0 {
                     answer.latency_ms = started.elapsed().as_millis() as u64;
@@ -219,6 +226,12 @@ pub fn execute_judged(
                 finished_at: now_rfc3339(),
             },
         };
+        if cancel.load(Ordering::Relaxed) {
+            // The item in flight may have been cut short (generation stops between tokens):
+            // it is not committed, so a resume redoes it whole.
+            store.set_status(&run.id, RunStatus::Cancelled, Some(&now_rfc3339()))?;
+            return Ok(RunStatus::Cancelled);
+        }
         store.record_item(&run.id, &item)?;
         done += 1;
         on_progress(&Progress::ItemDone {
@@ -244,6 +257,11 @@ pub fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
+}
+
+/// Id of the experiment a matrix run makes: `exp-` and a run-id-like stamp.
+pub fn new_experiment_id() -> String {
+    format!("exp-{}", new_run_id())
 }
 
 /// Sortable and readable: `20261122-224501-3fa2`.

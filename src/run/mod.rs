@@ -11,8 +11,8 @@ mod gate;
 mod request;
 
 pub use config::RunConfig;
-pub use execute::{execute, execute_judged, metric_selection, now_rfc3339, plan_resume, start_run, Progress, RunError};
+pub use execute::{execute, execute_judged, metric_selection, new_experiment_id, now_rfc3339, plan_resume, start_run, Progress, RunError};
 pub use gate::{check_gates, parse_gate, Gate, GateFailure};
 pub use request::{
-    prepare_new_run, prepare_resume, PreparedRun, ResumeRequest, RunRequest, DEFAULT_TOP_K,
+    check_new_run, prepare_new_run, prepare_resume, CheckedRun, PreparedRun, ResumeRequest, RunRequest, DEFAULT_TOP_K,
 };

@@ -1,7 +1,7 @@
 //! What a caller (CLI, desktop app) asks for: a new run, or the resume of an interrupted one.
 //! Both validate everything before the store is written to.
 
-use super::execute::{plan_resume, start_run, RunError};
+use super::execute::{metric_selection, plan_resume, start_run, RunError};
 use super::RunConfig;
 use crate::dataset::Dataset;
 use crate::store::{RunRecord, Store};
@@ -93,11 +93,46 @@ fn judge_panel(
     Ok(Some((panel, model_id)))
 }
 
-pub fn prepare_new_run(
-    store: &Store,
-    dataset: &Dataset,
-    request: &RunRequest,
-) -> Result<PreparedRun, RunError> {
+/// A new run checked and built (target, judges, config) but not yet in the store: everything
+/// that can be wrong with the request is found before the database is opened or written.
+pub struct CheckedRun {
+    config: RunConfig,
+    name: Option<String>,
+    experiment: Option<String>,
+    target: Box<dyn Target>,
+    index: Option<IndexReport>,
+    judges: Option<JudgePanel>,
+    /// How the target was built, to build it again with the store's generation cache.
+    target_spec: String,
+    options: TargetOptions,
+}
+
+impl CheckedRun {
+    /// Create the run row; the run is then ready to execute.
+    pub fn start(self, store: &Store, dataset: &Dataset) -> Result<PreparedRun, RunError> {
+        let mut target = self.target;
+        if self.config.target.starts_with("rag") {
+            // The generation cache lives in the database, which did not have to exist while
+            // the request was checked. Building again is cheap: the model is loaded once per
+            // process and the index is reused from disk.
+            let options = TargetOptions {
+                generation_cache: Some(store.path().to_path_buf()),
+                ..self.options
+            };
+            target = build_target(&self.target_spec, dataset, &options)?.target;
+        }
+        let record = start_run(store, dataset, self.config, self.name, self.experiment)?;
+        Ok(PreparedRun {
+            record,
+            target,
+            index: self.index,
+            judges: self.judges,
+        })
+    }
+}
+
+/// Validate a new run's request and build its target and judges, without touching a store.
+pub fn check_new_run(dataset: &Dataset, request: &RunRequest) -> Result<CheckedRun, RunError> {
     let top_k = request.top_k.unwrap_or(DEFAULT_TOP_K);
     let seed = request.seed.unwrap_or(0);
     let retrieval = request.retrieval.unwrap_or_default();
@@ -110,6 +145,7 @@ pub fn prepare_new_run(
         max_tokens: request.max_tokens,
         device: request.device,
         cancel: request.cancel.clone(),
+        generation_cache: None,
     };
     let judges = judge_panel(
         &request.judges,
@@ -138,13 +174,25 @@ pub fn prepare_new_run(
         seed,
         limit: request.limit,
     };
-    let record = start_run(store, dataset, config, request.name.clone(), request.experiment.clone())?;
-    Ok(PreparedRun {
-        record,
+    metric_selection(&config)?;
+    Ok(CheckedRun {
+        config,
+        name: request.name.clone(),
+        experiment: request.experiment.clone(),
         target: built.target,
         index: built.index,
         judges: judges.map(|(panel, _)| panel),
+        target_spec: request.target.clone(),
+        options,
     })
+}
+
+pub fn prepare_new_run(
+    store: &Store,
+    dataset: &Dataset,
+    request: &RunRequest,
+) -> Result<PreparedRun, RunError> {
+    check_new_run(dataset, request)?.start(store, dataset)
 }
 
 pub fn prepare_resume(
@@ -170,6 +218,7 @@ pub fn prepare_resume(
         max_tokens: record.config.max_tokens,
         device: request.device,
         cancel: request.cancel.clone(),
+        generation_cache: Some(store.path().to_path_buf()),
     };
     let built = build_target(&spec, dataset, &options)?;
     let mut config = record.config.clone();

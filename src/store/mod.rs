@@ -3,18 +3,21 @@
 //! Invariants: each finished item is committed in its own transaction together with its
 //! metrics and verdicts, so a killed process loses only the items in flight; an item is keyed
 //! by (run, question) so a resumed run can never hold a question twice; a file that is not a
-//! SQLite database (or is from a newer Assay) is refused before anything is written to it.
+//! SQLite database (or is from a newer Assay) is refused before anything is written to it;
+//! several processes may use one file at once (they wait for each other's locks).
 
+mod generation_cache;
 mod records;
 mod schema;
 
+pub use generation_cache::{generation_key, CachedGeneration, GenerationCache};
 pub use records::{ItemRecord, RunRecord, RunStatus};
 
 use crate::dataset::Question;
 use crate::judge::Verdict;
 use crate::run::RunConfig;
 use crate::target::Answer;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -49,8 +52,9 @@ pub enum StoreError {
         reference: String,
         candidates: String,
     },
-    #[error("run {run}: stored {what} is not valid JSON: {message}")]
+    #[error("{path}: run {run}: stored {what} is not valid JSON: {message}")]
     Corrupt {
+        path: PathBuf,
         run: String,
         what: &'static str,
         message: String,
@@ -76,7 +80,7 @@ impl Store {
 
     /// Open an existing database; read-only commands use this so a typo makes no new file.
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
-        if !path.is_file() {
+        if !path.exists() {
             return Err(StoreError::Missing {
                 path: path.to_path_buf(),
             });
@@ -89,57 +93,74 @@ impl Store {
             path: path.to_path_buf(),
             source,
         };
-        let conn = Connection::open(path).map_err(sqlite)?;
-        // Read before any write: a non-SQLite file fails here and stays untouched.
-        let version: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .and_then(|v| conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(v)))
-            .map_err(|e| StoreError::NotADatabase {
+        if path.is_dir() {
+            return Err(StoreError::NotADatabase {
+                path: path.to_path_buf(),
+                message: "it is a folder; give the path of a database file".into(),
+            });
+        }
+        let mut conn = Connection::open(path).map_err(sqlite)?;
+        // First, so that another process holding a lock (a second `assay run`, the desktop
+        // app) makes us wait instead of failing or being mistaken for a damaged file.
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(sqlite)?;
+        // Read before any write: a non-SQLite file fails here and stays untouched. One read
+        // transaction, so a database another process is creating is seen whole or not at all.
+        let (version, foreign) = {
+            let snapshot = conn.transaction().map_err(sqlite)?;
+            let version = read_version(&snapshot).map_err(|e| StoreError::NotADatabase {
                 path: path.to_path_buf(),
                 message: e.to_string(),
             })?;
-        let known = schema::MIGRATIONS.len() as i64;
-        if version > known {
-            return Err(StoreError::NewerSchema {
-                path: path.to_path_buf(),
-                found: version,
-                known,
-            });
-        }
-        if version == 0 && has_foreign_tables(&conn).map_err(sqlite)? {
+            let foreign = version == 0 && has_foreign_tables(&snapshot).map_err(sqlite)?;
+            (version, foreign)
+        };
+        check_version(path, version)?;
+        if foreign {
             return Err(StoreError::NotADatabase {
                 path: path.to_path_buf(),
                 message: "a SQLite file with tables that are not Assay's".into(),
             });
         }
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(sqlite)?;
+        use_wal(&conn).map_err(sqlite)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(sqlite)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(sqlite)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))
-            .map_err(sqlite)?;
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
         };
-        store.migrate(version)?;
+        if version < schema::MIGRATIONS.len() as i64 {
+            store.migrate()?;
+        }
         Ok(store)
     }
 
-    fn migrate(&mut self, from: i64) -> Result<(), StoreError> {
+    /// Bring the schema up to date. The version is read again under the write lock: another
+    /// process may have migrated (or created) the database since it was first read.
+    fn migrate(&mut self) -> Result<(), StoreError> {
         let path = self.path.clone();
         let sqlite = |source| StoreError::Sqlite {
             path: path.clone(),
             source,
         };
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sqlite)?;
+        let from = read_version(&tx).map_err(sqlite)?;
+        check_version(&path, from)?;
+        if from == 0 && has_foreign_tables(&tx).map_err(sqlite)? {
+            return Err(StoreError::NotADatabase {
+                path: path.clone(),
+                message: "a SQLite file with tables that are not Assay's".into(),
+            });
+        }
         for (index, sql) in schema::MIGRATIONS.iter().enumerate().skip(from as usize) {
-            let tx = self.conn.transaction().map_err(sqlite)?;
             tx.execute_batch(sql).map_err(sqlite)?;
             tx.pragma_update(None, "user_version", (index + 1) as i64)
                 .map_err(sqlite)?;
-            tx.commit().map_err(sqlite)?;
         }
+        tx.commit().map_err(sqlite)?;
         Ok(())
     }
 
@@ -156,6 +177,7 @@ impl Store {
 
     pub fn insert_run(&self, run: &RunRecord) -> Result<(), StoreError> {
         let config_json = serde_json::to_string(&run.config).map_err(|e| StoreError::Corrupt {
+            path: self.path.clone(),
             run: run.id.clone(),
             what: "config",
             message: e.to_string(),
@@ -207,6 +229,7 @@ impl Store {
             source,
         };
         let corrupt = |what, e: serde_json::Error| StoreError::Corrupt {
+            path: path.clone(),
             run: run_id.to_string(),
             what,
             message: e.to_string(),
@@ -271,7 +294,7 @@ impl Store {
             .map_err(|e| self.err(e))?
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| self.err(e))?;
-        rows.into_iter().map(RawRun::into_record).collect()
+        rows.into_iter().map(|raw| raw.into_record(&self.path)).collect()
     }
 
     /// Find a run by full id, unique id prefix, or name (the newest run of that name).
@@ -303,6 +326,31 @@ impl Store {
             })
     }
 
+    /// The runs a reference names: all runs of an experiment (by its id or a unique prefix of
+    /// it), oldest first, else the one run `find_run` finds.
+    pub fn find_runs(&self, reference: &str) -> Result<Vec<RunRecord>, StoreError> {
+        let runs = self.runs()?;
+        let mut experiments: Vec<&str> = runs
+            .iter()
+            .filter_map(|r| r.experiment.as_deref())
+            .filter(|e| reference.starts_with("exp-") && e.starts_with(reference))
+            .collect();
+        experiments.sort_unstable();
+        experiments.dedup();
+        let chosen = match experiments.as_slice() {
+            [one] => Some(one.to_string()),
+            many => many.iter().find(|e| **e == reference).map(|e| e.to_string()),
+        };
+        match chosen {
+            Some(experiment) => Ok(runs
+                .into_iter()
+                .rev()
+                .filter(|r| r.experiment.as_deref() == Some(experiment.as_str()))
+                .collect()),
+            None => Ok(vec![self.find_run(reference)?]),
+        }
+    }
+
     /// Ids of the questions a run has already committed (finished or errored).
     pub fn done_question_ids(&self, run_id: &str) -> Result<HashSet<String>, StoreError> {
         let mut statement = self
@@ -320,6 +368,7 @@ impl Store {
     /// A run's items in dataset order, with their metrics and verdicts.
     pub fn items(&self, run_id: &str) -> Result<Vec<ItemRecord>, StoreError> {
         let corrupt = |what, e: serde_json::Error| StoreError::Corrupt {
+            path: self.path.clone(),
             run: run_id.to_string(),
             what,
             message: e.to_string(),
@@ -405,6 +454,46 @@ impl Store {
     }
 }
 
+/// How long a statement waits for another process's lock before giving up. Items commit in
+/// milliseconds, so this only runs out when something holds the database for a long time.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Switch to WAL. On a database still in rollback mode, two processes switching at once can
+/// each hold a read lock and want the write lock: SQLite then answers one of them "busy" at
+/// once, without waiting, to avoid a deadlock. That one retries until the other is done.
+fn use_wal(conn: &Connection) -> rusqlite::Result<()> {
+    let started = std::time::Instant::now();
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && started.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            result => return result,
+        }
+    }
+}
+
+fn read_version(conn: &Connection) -> rusqlite::Result<i64> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    // user_version reads the header only; listing the schema proves the pages are readable.
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
+    Ok(version)
+}
+
+fn check_version(path: &Path, version: i64) -> Result<(), StoreError> {
+    let known = schema::MIGRATIONS.len() as i64;
+    if version > known {
+        return Err(StoreError::NewerSchema {
+            path: path.to_path_buf(),
+            found: version,
+            known,
+        });
+    }
+    Ok(())
+}
+
 fn has_foreign_tables(conn: &Connection) -> rusqlite::Result<bool> {
     let count: i64 = conn.query_row(
         "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
@@ -451,9 +540,10 @@ fn raw_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
 }
 
 impl RawRun {
-    fn into_record(self) -> Result<RunRecord, StoreError> {
+    fn into_record(self, path: &Path) -> Result<RunRecord, StoreError> {
         let config: RunConfig =
             serde_json::from_str(&self.config_json).map_err(|e| StoreError::Corrupt {
+                path: path.to_path_buf(),
                 run: self.id.clone(),
                 what: "config",
                 message: e.to_string(),

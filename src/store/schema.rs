@@ -52,4 +52,19 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX runs_created ON runs(created_at);
     "#,
+    // 2: the generation cache (see generation_cache.rs).
+    r#"
+    CREATE TABLE generations (
+        key               TEXT PRIMARY KEY,
+        model_sha256      TEXT NOT NULL,
+        text              TEXT NOT NULL,
+        prompt_tokens     INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        latency_ms        INTEGER NOT NULL,
+        created_at        TEXT NOT NULL
+    );
+    "#,
 ];
+
+/// The schema version that added the `generations` table.
+pub const GENERATIONS_SCHEMA: i64 = 2;

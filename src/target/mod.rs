@@ -11,7 +11,7 @@ mod spec;
 
 pub use answers::{load_answers_file, AnswersFileTarget, ReplayedAnswer};
 pub use retrieve::{RetrieveSetup, RetrieveTarget};
-pub use rag::{cited_ids, RagPrompt, RagPromptError, RagTarget, DEFAULT_RAG_PROMPT};
+pub use rag::{cited_ids, RagCache, RagPrompt, RagPromptError, RagTarget, DEFAULT_RAG_PROMPT};
 pub use spec::{
     build_target, BuiltTarget, TargetOptions, TargetSpecError, DEFAULT_GENERATOR,
     EMBEDDING_MODEL_ID,
@@ -42,9 +42,12 @@ pub struct Answer {
     pub prompt_tokens: Option<u32>,
     #[serde(default)]
     pub completion_tokens: Option<u32>,
-    /// Wall time the target took for this answer.
+    /// Wall time the target took for this answer (for a reused generation: when it was made).
     #[serde(default)]
     pub latency_ms: u64,
+    /// The generation was served from the store's generation cache, not computed again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -6,7 +6,8 @@
 
 use super::{Answer, RetrieveTarget, Target, TargetError};
 use crate::dataset::Question;
-use crate::llm::{ChatMessage, GenerationParams, LanguageModel};
+use crate::llm::{ChatMessage, FinishReason, GenerationParams, LanguageModel};
+use crate::store::{generation_key, CachedGeneration, GenerationCache};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -23,9 +24,18 @@ pub enum RagPromptError {
         #[source]
         source: std::io::Error,
     },
+    #[error("{path}: {bytes} bytes is over the limit of {limit} bytes for a prompt template")]
+    TooLarge {
+        path: std::path::PathBuf,
+        bytes: u64,
+        limit: u64,
+    },
     #[error("{name}: invalid prompt template: {message}")]
     Template { name: String, message: String },
 }
+
+/// The largest prompt template file accepted.
+pub const MAX_PROMPT_BYTES: u64 = 1 << 20;
 
 /// A checked prompt template: it renders with the variables the target provides.
 #[derive(Debug, Clone)]
@@ -43,6 +53,15 @@ impl RagPrompt {
     }
 
     pub fn from_file(path: &Path) -> Result<Self, RagPromptError> {
+        // A template is a page of text; anything this large is the wrong file.
+        let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        if bytes > MAX_PROMPT_BYTES {
+            return Err(RagPromptError::TooLarge {
+                path: path.to_path_buf(),
+                bytes,
+                limit: MAX_PROMPT_BYTES,
+            });
+        }
         let source = std::fs::read_to_string(path).map_err(|source| RagPromptError::Read {
             path: path.to_path_buf(),
             source,
@@ -76,7 +95,8 @@ impl RagPrompt {
         env.add_template("rag", &self.source).map_err(error)?;
         let chunks: Vec<minijinja::Value> = chunks
             .iter()
-            .map(|(id, text)| minijinja::context! { id => id, text => text })
+            .enumerate()
+            .map(|(i, (id, text))| minijinja::context! { n => i + 1, id => id, text => text })
             .collect();
         env.get_template("rag")
             .map_err(error)?
@@ -91,6 +111,13 @@ pub struct RagTarget {
     prompt: RagPrompt,
     params: GenerationParams,
     cancel: Option<Arc<AtomicBool>>,
+    cache: Option<RagCache>,
+}
+
+/// Where earlier generations are looked up, and the model file's sha256 that keys them.
+pub struct RagCache {
+    pub generations: GenerationCache,
+    pub model_sha256: String,
 }
 
 impl RagTarget {
@@ -100,6 +127,7 @@ impl RagTarget {
         prompt: RagPrompt,
         params: GenerationParams,
         cancel: Option<Arc<AtomicBool>>,
+        cache: Option<RagCache>,
     ) -> Self {
         RagTarget {
             retriever,
@@ -107,6 +135,7 @@ impl RagTarget {
             prompt,
             params,
             cancel,
+            cache,
         }
     }
 }
@@ -131,32 +160,71 @@ impl Target for RagTarget {
             .model
             .chat_prompt(&[ChatMessage::user(user)])
             .map_err(|e| TargetError::Failed(e.to_string()))?;
+        let shown: Vec<&str> = retrieved.iter().map(|c| c.chunk_id.as_str()).collect();
+        let cache_error = |e: crate::store::StoreError| TargetError::Failed(format!("generation cache: {e}"));
+        let key = self
+            .cache
+            .as_ref()
+            .map(|c| generation_key(&c.model_sha256, &prompt, &self.params));
+        if let (Some(cache), Some(key)) = (&self.cache, &key) {
+            if let Some(hit) = cache.generations.get(key).map_err(cache_error)? {
+                return Ok(Answer {
+                    citations: cited_ids(&hit.text, &shown),
+                    text: hit.text.trim().to_string(),
+                    retrieved,
+                    prompt_tokens: Some(hit.prompt_tokens),
+                    completion_tokens: Some(hit.completion_tokens),
+                    latency_ms: hit.latency_ms,
+                    cached: true,
+                });
+            }
+        }
         let generation = self
             .model
             .generate(&prompt, &self.params, &mut |_| {}, self.cancel.as_deref())
             .map_err(|e| TargetError::Failed(e.to_string()))?;
-        let shown: Vec<&str> = retrieved.iter().map(|c| c.chunk_id.as_str()).collect();
+        let latency_ms = started.elapsed().as_millis() as u64;
+        if let (Some(cache), Some(key)) = (&self.cache, &key) {
+            // A cancelled generation is cut short: not what the same request would give.
+            if generation.finish != FinishReason::Cancelled {
+                let stored = CachedGeneration {
+                    text: generation.text.clone(),
+                    prompt_tokens: generation.prompt_tokens as u32,
+                    completion_tokens: generation.tokens.len() as u32,
+                    latency_ms,
+                };
+                cache.generations.put(key, &cache.model_sha256, &stored).map_err(cache_error)?;
+            }
+        }
         Ok(Answer {
             citations: cited_ids(&generation.text, &shown),
             text: generation.text.trim().to_string(),
             retrieved,
             prompt_tokens: Some(generation.prompt_tokens as u32),
             completion_tokens: Some(generation.tokens.len() as u32),
-            latency_ms: started.elapsed().as_millis() as u64,
+            latency_ms,
+            cached: false,
         })
     }
 }
 
-/// The ids among `shown` that `text` cites in square brackets (`[doc#3]`, `[doc#3, doc#5]`),
-/// in order of first appearance, each once.
+/// The ids among `shown` that `text` cites in square brackets, in order of first appearance,
+/// each once. A citation is a chunk id (`[doc#3]`, `[doc#3, doc#5]`) or the 1-based number of
+/// an excerpt in the order shown (`[2]`, `[1, 3]`): small models cite numbers far more
+/// reliably than ids, and the default prompt numbers its excerpts.
 pub fn cited_ids(text: &str, shown: &[&str]) -> Vec<String> {
     let mut cited: Vec<String> = Vec::new();
     for bracketed in text.split('[').skip(1) {
         let Some((inside, _)) = bracketed.split_once(']') else {
             continue;
         };
-        for id in inside.split([',', ';']).map(str::trim) {
-            if shown.contains(&id) && !cited.iter().any(|c| c == id) {
+        for reference in inside.split([',', ';']).map(str::trim) {
+            let id = match reference.parse::<usize>() {
+                Ok(n) if (1..=shown.len()).contains(&n) => Some(shown[n - 1]),
+                Ok(_) => None,
+                Err(_) => shown.iter().copied().find(|s| *s == reference),
+            };
+            if let Some(id) = id.filter(|id| !cited.iter().any(|c| c == id)) {
                 cited.push(id.to_string());
             }
         }
@@ -175,6 +243,8 @@ mod tests {
         assert_eq!(cited_ids(text, &shown), vec!["stove#4", "stove#1"]);
         assert!(cited_ids("no brackets", &shown).is_empty());
         assert!(cited_ids("unclosed [stove#1", &shown).is_empty());
+        // Excerpt numbers, 1-based in the order shown; out of range is no citation.
+        assert_eq!(cited_ids("Yes [2]. And [1, 3] [0].", &shown), vec!["stove#4", "stove#1"]);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! the prompt template, the model file) is fingerprinted into the run config, so a resumed run
 //! or a cached generation can never silently mix inputs.
 
-use super::rag::{RagPrompt, RagPromptError, RagTarget};
+use super::rag::{RagCache, RagPrompt, RagPromptError, RagTarget};
 use super::{load_answers_file, AnswersFileTarget, RetrieveTarget, Target};
 use crate::dataset::{Dataset, DatasetError};
 use crate::llm::{DeviceChoice, GenerationParams, LanguageModel, LlmError, Registry};
@@ -36,6 +36,8 @@ pub enum TargetSpecError {
     Model(#[from] LlmError),
     #[error(transparent)]
     Prompt(#[from] RagPromptError),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
 }
 
 /// Settings the retrieval and generation targets need.
@@ -52,6 +54,8 @@ pub struct TargetOptions {
     pub device: DeviceChoice,
     /// Raised to stop generation between tokens.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// The run database, whose generation cache serves repeated generations (rag).
+    pub generation_cache: Option<PathBuf>,
 }
 
 /// A built target, and the fingerprints of its inputs that belong in the run config.
@@ -113,6 +117,20 @@ pub fn build_target(
                 .unwrap_or_else(|| DEFAULT_GENERATOR.to_string());
             let registry = Registry::load()?;
             let model = LanguageModel::by_id(&registry, &model_id, options.device)?;
+            // The registry verified the file against this sha256 before it was loaded.
+            let model_sha256 = registry
+                .entry(&model_id)?
+                .files
+                .first()
+                .map(|f| f.sha256.to_ascii_lowercase())
+                .unwrap_or_default();
+            let cache = match &options.generation_cache {
+                Some(db) if !model_sha256.is_empty() => Some(RagCache {
+                    generations: crate::store::GenerationCache::open(db)?,
+                    model_sha256,
+                }),
+                _ => None,
+            };
             let (retriever, index) = retriever(dataset, options)?;
             let params = GenerationParams {
                 max_tokens: options.max_tokens.unwrap_or(160),
@@ -129,6 +147,7 @@ pub fn build_target(
                     prompt,
                     params,
                     options.cancel.clone(),
+                    cache,
                 )),
                 input_sha256: Some(hex::encode(hasher.finalize())),
                 model: Some(model_id),

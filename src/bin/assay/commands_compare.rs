@@ -11,10 +11,10 @@ pub fn compare(
     seed: u64,
     db: &DbArg,
 ) -> anyhow::Result<i32> {
-    if references.len() < 2 {
-        anyhow::bail!("compare needs at least two runs (the first is the baseline)");
-    }
     let (reports, gates) = reports_with_gates(references, fail_under, db)?;
+    if reports.len() < 2 {
+        anyhow::bail!("compare needs at least two runs (the first is the baseline), or an experiment");
+    }
 
     let comparisons: Vec<Comparison> = reports[1..]
         .iter()

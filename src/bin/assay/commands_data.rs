@@ -74,7 +74,14 @@ pub fn runs(json: bool, db: &DbArg) -> anyhow::Result<()> {
         "items",
         terminal::pad("created", 20),
     );
+    let mut last_experiment = None;
     for run in runs {
+        // Runs of one matrix are listed together under their experiment id, which `compare`
+        // and `export` accept in place of the runs.
+        if run.experiment.is_some() && run.experiment != last_experiment {
+            println!("experiment {}:", run.experiment.as_deref().unwrap_or_default());
+        }
+        last_experiment = run.experiment.clone();
         let report = load_report(&store, run)?;
         let run = &report.run;
         let target = match &run.config.model {
@@ -215,8 +222,9 @@ pub fn reports_with_gates(
     let store = Store::open_existing(&db.path()?)?;
     let mut reports = Vec::new();
     for reference in references {
-        let run = store.find_run(reference)?;
-        reports.push(load_report(&store, run)?);
+        for run in store.find_runs(reference)? {
+            reports.push(load_report(&store, run)?);
+        }
     }
     let known: Vec<&str> = reports
         .iter()

@@ -29,6 +29,15 @@ struct BenchReport {
     models: Vec<assay::llm::bench::ModelBench>,
     /// Models asked for but not installed.
     skipped_models: Vec<String>,
+    /// Choice-mode judging against generate-then-parse, when the judge model is installed.
+    judge: Option<assay::judge::bench::JudgeBench>,
+}
+
+/// What the judge bench measures: the judge, its model, and how many sample answers.
+pub struct JudgeBenchArgs {
+    pub judge: String,
+    pub model: String,
+    pub items: usize,
 }
 
 /// The generators and judges measured by default, when installed.
@@ -43,6 +52,7 @@ pub fn bench(
     dataset_dir: &Path,
     models: Option<Vec<String>>,
     skip_retrieval: bool,
+    judge: JudgeBenchArgs,
     json: bool,
 ) -> anyhow::Result<()> {
     let registry = Registry::load()?;
@@ -73,10 +83,29 @@ pub fn bench(
         let model = LanguageModel::shared(&path, &id, DeviceChoice::Cpu)?;
         measured.push(bench_model(&model)?);
     }
+    let judge = match registry.model_path(&judge.model) {
+        Err(_) => {
+            skipped.push(format!("{} (judge bench)", judge.model));
+            None
+        }
+        Ok(path) => {
+            eprintln!("== judge {} on {} ({} sample answers)", judge.judge, judge.model, judge.items);
+            let dataset = load_dataset(dataset_dir)?;
+            let items = sample_answers(&dataset, judge.items)?;
+            let specs = assay::judge::spec::load_all(None)?;
+            let spec = assay::judge::spec::select(&specs, std::slice::from_ref(&judge.judge))?.remove(0);
+            if spec.mode != assay::judge::JudgeMode::Choice {
+                anyhow::bail!("judge {} is not a choice-mode judge: the bench compares choice mode with free text", spec.name);
+            }
+            let model = LanguageModel::shared(&path, &judge.model, DeviceChoice::Cpu)?;
+            Some(assay::judge::bench::bench_judge(model, &spec, &items)?)
+        }
+    };
     let report = BenchReport {
         retrieval,
         models: measured,
         skipped_models: skipped,
+        judge,
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -130,9 +159,45 @@ fn print_bench(report: &BenchReport) {
             println!("  llama.cpp: `llama-bench` not on the PATH (scripts/llm_build_llama_cpp.sh builds it)");
         }
     }
+    if let Some(j) = &report.judge {
+        println!(
+            "judge {} on {} over {} answers: choice {:.2} items/s (prefix reused), {:.2} items/s (whole prompt); \
+             free text then parse {:.2} items/s with {} parse failures ({} same label as choice) → choice {:.1}x faster",
+            j.judge,
+            j.model,
+            j.items,
+            j.choice_items_per_s,
+            j.choice_without_prefix_reuse_items_per_s,
+            j.free_text_items_per_s,
+            j.free_text_parse_failures,
+            j.free_text_same_label,
+            j.choice_speedup
+        );
+    }
     if !report.skipped_models.is_empty() {
         println!("not installed, not measured: {}", report.skipped_models.join(", "));
     }
+}
+
+/// The first `n` answerable questions of a dataset with the answers of its sloppy (else
+/// careful) sample answer set: a mix of right and wrong answers for the judge bench.
+fn sample_answers(dataset: &assay::dataset::Dataset, n: usize) -> anyhow::Result<Vec<(assay::dataset::Question, assay::target::Answer)>> {
+    let file = ["answers-sloppy.jsonl", "answers-careful.jsonl"]
+        .iter()
+        .map(|f| dataset.root.join(f))
+        .find(|p| p.is_file())
+        .with_context(|| format!("{}: no sample answers file for the judge bench", dataset.root.display()))?;
+    let answers = assay::target::load_answers_file(&file, dataset)?;
+    Ok(dataset
+        .questions
+        .iter()
+        .filter(|q| q.answer.is_some())
+        .filter_map(|q| {
+            let replayed = answers.get(&q.id)?;
+            Some((q.clone(), assay::target::Answer { text: replayed.answer.clone(), ..Default::default() }))
+        })
+        .take(n)
+        .collect())
 }
 
 /// `assay bench --synthetic ARCH`: the model runtime's speed on random weights of a real

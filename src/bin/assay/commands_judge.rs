@@ -76,24 +76,34 @@ pub fn run(command: JudgesCommand) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// `assay agree RUN --labels FILE`: each judge of the run against human labels.
-pub fn agree(run: &str, labels: &Path, json: bool, judges_dir_arg: Option<PathBuf>, db: &Path) -> anyhow::Result<i32> {
+/// `assay agree RUN… --labels FILE…`: each judge of the runs against human labels. Several
+/// runs (each with its own labels file, in the same order) are pooled: their items are told
+/// apart by run, so two answer sets over the same questions give one table over all items.
+pub fn agree(runs: &[String], labels: &[PathBuf], json: bool, judges_dir_arg: Option<PathBuf>, db: &Path) -> anyhow::Result<i32> {
+    if runs.len() != labels.len() {
+        anyhow::bail!("give one --labels file per run ({} runs, {} labels files)", runs.len(), labels.len());
+    }
     let store = assay::store::Store::open_existing(db).with_context(|| format!("opening {}", db.display()))?;
-    let record = store.find_run(run)?;
-    let items = store.items(&record.id)?;
     let specs = load_all(judges_dir(judges_dir_arg).as_deref())?;
     let outcomes_of: BTreeMap<String, Vec<String>> = specs.iter().map(|(k, s)| (k.clone(), s.outcomes.clone())).collect();
-    let verdicts: BTreeMap<String, BTreeMap<String, Option<String>>> = items
-        .iter()
-        .map(|item| {
+    let mut verdicts: BTreeMap<String, BTreeMap<String, Option<String>>> = BTreeMap::new();
+    let mut human = Vec::new();
+    for (index, (run, labels_file)) in runs.iter().zip(labels).enumerate() {
+        let record = store.find_run(run)?;
+        // One key space per run: `0:q001` and `1:q001` are different items.
+        let key = |id: &str| if runs.len() == 1 { id.to_string() } else { format!("{index}:{id}") };
+        for item in store.items(&record.id)? {
             let labels = item.verdicts.iter().map(|(judge, v)| (judge.clone(), v.label.clone())).collect();
-            (item.question.id.clone(), labels)
-        })
-        .collect();
-    let human = read_labels(labels)?;
+            verdicts.insert(key(&item.question.id), labels);
+        }
+        for mut label in read_labels(labels_file)? {
+            label.id = key(&label.id);
+            human.push(label);
+        }
+    }
     let agreements = compare_with_labels(&outcomes_of, &verdicts, &human).map_err(anyhow::Error::msg)?;
     if agreements.is_empty() {
-        anyhow::bail!("no judge of run {} has human labels in {}", record.id, labels.display());
+        anyhow::bail!("no judge of run(s) {} has human labels in the labels file(s)", runs.join(", "));
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&agreements)?);

@@ -25,9 +25,9 @@ pub struct RunArgs {
     /// comma-separated, run as one experiment and are compared with the first.
     #[arg(long, value_delimiter = ',')]
     model: Option<Vec<String>>,
-    /// Retrieval mode: bm25, dense or hybrid.
-    #[arg(long)]
-    retrieval: Option<assay::retrieve::RetrievalMode>,
+    /// Retrieval mode(s): bm25, dense or hybrid; several, comma-separated, are a matrix.
+    #[arg(long, value_delimiter = ',')]
+    retrieval: Option<Vec<assay::retrieve::RetrievalMode>>,
     /// Prompt template for `--target rag` (minijinja; default: prompts/rag.md).
     #[arg(long)]
     prompt: Option<PathBuf>,
@@ -37,9 +37,10 @@ pub struct RunArgs {
     /// Judges to run on every answer, comma-separated (see `assay judges list`).
     #[arg(long, value_delimiter = ',')]
     judges: Option<Vec<String>>,
-    /// Model for the judges (default: qwen2.5-coder-1.5b-instruct).
-    #[arg(long)]
-    judge_model: Option<String>,
+    /// Model(s) for the judges (default: qwen2.5-coder-1.5b-instruct); several,
+    /// comma-separated, are a matrix.
+    #[arg(long, value_delimiter = ',')]
+    judge_model: Option<Vec<String>>,
     /// Folder of user judge specs (adds to / replaces the built-ins).
     #[arg(long, env = "ASSAY_JUDGES_DIR")]
     judges_dir: Option<PathBuf>,
@@ -49,9 +50,10 @@ pub struct RunArgs {
     /// Deterministic metrics to compute, comma-separated (default: all that apply).
     #[arg(long, value_delimiter = ',')]
     metrics: Option<Vec<String>>,
-    /// Retrieved chunks that count for hit@k and nDCG@k.
-    #[arg(long)]
-    top_k: Option<usize>,
+    /// Chunks retrieved per question (and counted by hit@k and nDCG@k); several,
+    /// comma-separated, are a matrix.
+    #[arg(long, value_delimiter = ',')]
+    top_k: Option<Vec<usize>>,
     /// Only the first N questions.
     #[arg(long)]
     limit: Option<usize>,
@@ -93,46 +95,46 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         let _ = ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed));
     }
 
-    let (mut store, plans) = match &args.resume {
+    let (mut store, plans): (Option<Store>, Vec<RunPlan>) = match &args.resume {
         None => {
             // Metric names are checked before the database file is created.
             let metrics = args.metrics.clone().unwrap_or_default();
             if !metrics.is_empty() {
                 assay::metrics::MetricSelection::parse(&metrics.join(","))?;
             }
-            // `--model a,b,c` is a matrix: one run per model, grouped as one experiment.
-            let models: Vec<Option<String>> = match &args.model {
-                Some(list) if !list.is_empty() => list.iter().cloned().map(Some).collect(),
-                _ => vec![None],
-            };
-            let experiment = (models.len() > 1).then(|| format!("exp-{}", run::now_rfc3339()));
-            let store = Store::open(&db_path)?;
-            let plans: Vec<RunPlan> = models
+            // Lists in `--model`, `--judge-model`, `--top-k` and `--retrieval` make a matrix:
+            // one run per combination, grouped as one experiment and compared with the first.
+            let cells = matrix_cells(&args);
+            let experiment = (cells.len() > 1).then(run::new_experiment_id);
+            let plans: Vec<RunPlan> = cells
                 .into_iter()
-                .map(|model| RunRequest {
+                .map(|cell| RunRequest {
                     target: args.target.clone().unwrap_or_else(|| "answers".into()),
                     metrics: metrics.clone(),
-                    top_k: args.top_k,
+                    top_k: cell.top_k,
                     limit: args.limit,
                     seed: args.seed,
-                    name: match (&args.name, &model, &experiment) {
-                        (Some(name), Some(m), Some(_)) => Some(format!("{name} {m}")),
-                        (name, _, _) => name.clone(),
+                    name: match (&args.name, &experiment) {
+                        (Some(name), Some(_)) => Some(format!("{name} {}", cell.label)),
+                        (None, Some(_)) => Some(format!("{} {}", dataset.manifest.name, cell.label)),
+                        (name, None) => name.clone(),
                     },
                     experiment: experiment.clone(),
-                    model,
-                    retrieval: args.retrieval,
+                    model: cell.model,
+                    retrieval: cell.retrieval,
                     prompt: args.prompt.clone(),
                     max_tokens: args.max_tokens,
                     device: args.device,
                     cancel: Some(cancel.clone()),
                     judges: args.judges.clone().unwrap_or_default(),
-                    judge_model: args.judge_model.clone(),
+                    judge_model: cell.judge_model,
                     judges_dir: args.judges_dir.clone(),
                 })
                 .map(RunPlan::New)
                 .collect();
-            (store, plans)
+            // Opened once the first run checked out (a bad prompt or judge spec must not
+            // leave a new database file behind).
+            (None, plans)
         }
         Some(reference) => {
             let store = Store::open_existing(&db_path)?;
@@ -140,7 +142,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                 run: reference.clone(),
                 target: args.target.clone(),
                 metrics: args.metrics.clone(),
-                top_k: args.top_k,
+                top_k: single(&args.top_k, "--top-k")?,
                 limit: args.limit,
                 seed: args.seed,
                 prompt: args.prompt.clone(),
@@ -148,18 +150,32 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                 cancel: Some(cancel.clone()),
                 judges_dir: args.judges_dir.clone(),
             };
-            (store, vec![RunPlan::Resume(request)])
+            (Some(store), vec![RunPlan::Resume(request)])
         }
     };
 
     let mut reports = Vec::new();
     let mut cancelled = false;
     for plan in plans {
-        let prepared = match &plan {
-            RunPlan::New(request) => run::prepare_new_run(&store, &dataset, request)?,
-            RunPlan::Resume(request) => run::prepare_resume(&store, &dataset, request)?,
+        let (store, prepared) = match &plan {
+            RunPlan::New(request) => {
+                let checked = run::check_new_run(&dataset, request)?;
+                let store = match &mut store {
+                    Some(store) => store,
+                    None => store.insert(Store::open(&db_path)?),
+                };
+                let prepared = checked.start(store, &dataset)?;
+                (store, prepared)
+            }
+            RunPlan::Resume(request) => {
+                let store = store
+                    .as_mut()
+                    .ok_or_else(|| anyhow::anyhow!("internal: resume without an open database"))?;
+                let prepared = run::prepare_resume(store, &dataset, request)?;
+                (store, prepared)
+            }
         };
-        let (report, status) = execute_with_progress(&mut store, prepared, &dataset, &cancel)?;
+        let (report, status) = execute_with_progress(store, prepared, &dataset, &cancel)?;
         if !args.json {
             print_run_summary(&report);
             println!();
@@ -210,6 +226,67 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
 enum RunPlan {
     New(RunRequest),
     Resume(ResumeRequest),
+}
+
+/// One combination of a matrix run, and the words that tell it apart in run names.
+struct MatrixCell {
+    model: Option<String>,
+    judge_model: Option<String>,
+    top_k: Option<usize>,
+    retrieval: Option<assay::retrieve::RetrievalMode>,
+    label: String,
+}
+
+/// Every combination of the listed settings, models varying slowest. The label names only
+/// the settings that vary, so `--model a,b` gives runs "NAME a" and "NAME b".
+fn matrix_cells(args: &RunArgs) -> Vec<MatrixCell> {
+    fn options<T: Clone>(list: &Option<Vec<T>>) -> Vec<Option<T>> {
+        match list {
+            Some(values) if !values.is_empty() => values.iter().cloned().map(Some).collect(),
+            _ => vec![None],
+        }
+    }
+    let (models, judge_models) = (options(&args.model), options(&args.judge_model));
+    let (top_ks, retrievals) = (options(&args.top_k), options(&args.retrieval));
+    let mut cells = Vec::new();
+    for model in &models {
+        for judge_model in &judge_models {
+            for top_k in &top_ks {
+                for retrieval in &retrievals {
+                    let mut label = Vec::new();
+                    if models.len() > 1 {
+                        label.extend(model.clone());
+                    }
+                    if judge_models.len() > 1 {
+                        label.extend(judge_model.as_ref().map(|j| format!("judge={j}")));
+                    }
+                    if top_ks.len() > 1 {
+                        label.extend(top_k.map(|k| format!("k={k}")));
+                    }
+                    if retrievals.len() > 1 {
+                        label.extend(retrieval.map(|r| r.as_str().to_string()));
+                    }
+                    cells.push(MatrixCell {
+                        model: model.clone(),
+                        judge_model: judge_model.clone(),
+                        top_k: *top_k,
+                        retrieval: *retrieval,
+                        label: label.join(" "),
+                    });
+                }
+            }
+        }
+    }
+    cells
+}
+
+/// A setting given as a list must hold one value where a matrix makes no sense (resume).
+fn single<T: Copy>(list: &Option<Vec<T>>, flag: &str) -> anyhow::Result<Option<T>> {
+    match list.as_deref() {
+        None | Some([]) => Ok(None),
+        Some([one]) => Ok(Some(*one)),
+        Some(_) => Err(anyhow::anyhow!("{flag} takes one value with --resume")),
+    }
 }
 
 /// Execute a prepared run with a progress bar on stderr; returns its report and final status.

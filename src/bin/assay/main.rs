@@ -43,8 +43,9 @@ enum Command {
     },
     /// Compare runs paired by question: each run after the first against the first.
     Compare {
-        /// Run ids, prefixes or names; the first is the baseline.
-        #[arg(required = true, num_args = 2..)]
+        /// Run ids, prefixes or names, or an experiment id (its runs); the first run is the
+        /// baseline.
+        #[arg(required = true, num_args = 1..)]
         runs: Vec<String>,
         #[arg(long)]
         json: bool,
@@ -89,6 +90,14 @@ enum Command {
         models: Option<Vec<String>>,
         #[arg(long)]
         skip_retrieval: bool,
+        /// Choice-mode judge compared with free-text judging (and its model, and how many
+        /// sample answers it judges).
+        #[arg(long, default_value = "correct")]
+        judge: String,
+        #[arg(long, default_value = "qwen2.5-coder-1.5b-instruct")]
+        judge_model: String,
+        #[arg(long, default_value_t = 20)]
+        judge_items: usize,
         #[arg(long)]
         json: bool,
         /// Measure only the model runtime on random weights of a real architecture
@@ -113,11 +122,13 @@ enum Command {
     Judges(commands_judge::JudgesCommand),
     /// Agreement of a run's judges with human labels (accuracy, kappa, Spearman, confusion).
     Agree {
-        /// Run id, unique id prefix, or run name.
-        run: String,
-        /// Labels JSONL: {"id": "q001", "judge": "correctness", "label": "Good"} per line.
-        #[arg(long)]
-        labels: PathBuf,
+        /// Run id, unique id prefix, or run name; several runs are pooled.
+        #[arg(required = true)]
+        runs: Vec<String>,
+        /// Labels JSONL: {"id": "q001", "judge": "correctness", "label": "Good"} per line;
+        /// one per run, in the same order.
+        #[arg(long, required = true)]
+        labels: Vec<PathBuf>,
         #[arg(long)]
         json: bool,
         #[arg(long, env = "ASSAY_JUDGES_DIR")]
@@ -200,22 +211,42 @@ fn main() {
             dataset,
             models,
             skip_retrieval,
+            judge,
+            judge_model,
+            judge_items,
             json,
             ..
-        } => commands_index_bench::bench(&dataset, models, skip_retrieval, json).map(|_| 0),
+        } => {
+            let judge = commands_index_bench::JudgeBenchArgs { judge, model: judge_model, items: judge_items };
+            commands_index_bench::bench(&dataset, models, skip_retrieval, judge, json).map(|_| 0)
+        }
         Command::Judges(command) => commands_judge::run(command),
-        Command::Agree { run, labels, json, judges_dir, db } => {
-            db.path().and_then(|db| commands_judge::agree(&run, &labels, json, judges_dir, &db))
+        Command::Agree { runs, labels, json, judges_dir, db } => {
+            db.path().and_then(|db| commands_judge::agree(&runs, &labels, json, judges_dir, &db))
         }
         Command::Models(command) => models::run(command).map(|_| 0),
     };
     match result {
         Ok(code) => std::process::exit(code),
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", error_chain(&error));
             std::process::exit(2);
         }
     }
+}
+
+/// The error and its causes on one line, each cause once: many of our errors already quote
+/// their source (`path: cannot read: No such file`), which `{:#}` would print a second time.
+fn error_chain(error: &anyhow::Error) -> String {
+    let mut message = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !message.contains(&cause) {
+            message.push_str(": ");
+            message.push_str(&cause);
+        }
+    }
+    message
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The judge × model agreement table (docs/judge-agreement.md): every built-in judge that has
+# human labels, run by each default instruct model over both sample answer sets (180 answers,
+# labelled by reading each one: datasets/trailgear/labels-*.jsonl), pooled, against the labels.
+# Usage: scripts/judge-agreement.sh [MODEL…]   (default: the three default instruct models)
+# ASSAY_AGREE_LIMIT=N judges only the first N questions of each set (default: all 90);
+# ASSAY_AGREE_JUDGES=a,b picks the judges (default: the three with human labels). Finished runs
+# are reused by name, so models can be added one call at a time with their own settings.
+# Needs the models pulled (`assay models pull ID`); takes long on CPU (the 1.5B model most).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+assay=${ASSAY_BIN:-target/debug/assay}
+[[ -x $assay ]] || cargo build --bin assay
+models=("$@")
+((${#models[@]})) || models=(qwen2.5-coder-1.5b-instruct qwen2.5-coder-0.5b-instruct smollm2-135m-instruct)
+judges=${ASSAY_AGREE_JUDGES:-correct,correctness,abstention}
+limit=()
+[[ -n ${ASSAY_AGREE_LIMIT:-} ]] && limit=(--limit "$ASSAY_AGREE_LIMIT")
+out=target/judge-agreement
+mkdir -p "$out"
+export ASSAY_DB="${ASSAY_DB:-$PWD/$out/runs.sqlite}"
+for model in "${models[@]}"; do
+  for set in careful sloppy; do
+    name="agree-$set-$model"
+    # Reuse a finished run of the same name (the script can be stopped and started again).
+    if ! { $assay runs --json 2>/dev/null || echo '[]'; } | python3 -c "import json,sys; sys.exit(0 if any(r['name']=='$name' and r['status']=='finished' for r in json.load(sys.stdin)) else 1)"; then
+      start=$(date +%s)
+      $assay run datasets/trailgear --target "answers:answers-$set.jsonl" --judges "$judges" \
+        --judge-model "$model" --name "$name" "${limit[@]}" >/dev/null
+      echo "$name: $(( $(date +%s) - start )) s" >&2
+    fi
+  done
+  $assay agree "agree-careful-$model" "agree-sloppy-$model" \
+    --labels datasets/trailgear/labels-careful.jsonl --labels datasets/trailgear/labels-sloppy.jsonl \
+    --json > "$out/$model.json"
+done
+python3 - "$out" "${models[@]}" > docs/judge-agreement.md <<'PY'
+import json, sys
+out, models = sys.argv[1], sys.argv[2:]
+def f(v):
+    return "n/a" if v is None or v != v else f"{v:.3f}"
+print("# Judge agreement with human labels\n")
+print("Made by `scripts/judge-agreement.sh`: each judge run by each model on both sample answer")
+print("sets of `datasets/trailgear` (careful and sloppy, 90 answers each), pooled, against labels")
+print("written by reading every answer (`labels-careful.jsonl`, `labels-sloppy.jsonl`).")
+print("`n` is the number of answers judged (the first questions of each set when the run was")
+print("limited with `ASSAY_AGREE_LIMIT`).")
+print("Kappa is Cohen's (quadratic-weighted for the 4-level `correctness`); Spearman is the rank")
+print("correlation of the judge's label with the human one. Choice mode cannot fail to parse:")
+print("`unscored` counts items the judge could not score for another reason.\n")
+print("| judge | model | n | unscored | accuracy | kappa | Spearman |")
+print("|---|---|---:|---:|---:|---:|---:|")
+rows = []
+for model in models:
+    for a in json.load(open(f"{out}/{model}.json")):
+        rows.append((a["judge"], model, a))
+for judge, model, a in sorted(rows, key=lambda r: (r[0], models.index(r[1]))):
+    print(f"| {judge} | {model} | {a['n']} | {a['unscored']} | {f(a['accuracy'])} | {f(a.get('kappa'))} | {f(a.get('spearman'))} |")
+PY
+cat docs/judge-agreement.md

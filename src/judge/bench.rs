@@ -1,0 +1,122 @@
+//! Judge throughput: choice mode (option scoring after the prompt, with and without reusing the
+//! rubric prefix) against the way other tools judge — ask for the label in free text, then
+//! parse it — on the same items and model. `assay bench` prints the figures.
+//!
+//! The free-text variant counts its parse failures; choice mode cannot fail to parse, because
+//! it never reads text: it compares the probabilities of the allowed outcomes.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::choice::{item_variables, JudgeError};
+use super::{JudgePanel, JudgeSpec};
+use crate::dataset::Question;
+use crate::llm::{ChatMessage, GenerationParams, LanguageModel};
+use crate::target::Answer;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct JudgeBench {
+    pub model: String,
+    pub judge: String,
+    pub items: usize,
+    /// Items per second, choice mode reading each item after the shared rubric prefix.
+    pub choice_items_per_s: f64,
+    /// Items per second, choice mode reading every prompt whole.
+    pub choice_without_prefix_reuse_items_per_s: f64,
+    /// Items per second, generating the label as text (greedy, up to 16 tokens) and parsing it.
+    pub free_text_items_per_s: f64,
+    /// Free-text replies that named no allowed outcome.
+    pub free_text_parse_failures: usize,
+    /// Items where the parsed free-text label equals choice mode's label.
+    pub free_text_same_label: usize,
+    /// choice_items_per_s / free_text_items_per_s.
+    pub choice_speedup: f64,
+}
+
+/// Measure `spec` (a choice-mode judge) on `items` with `model`.
+pub fn bench_judge(model: Arc<LanguageModel>, spec: &JudgeSpec, items: &[(Question, Answer)]) -> Result<JudgeBench, JudgeError> {
+    let mut panel = JudgePanel::new(vec![spec.clone()], model.clone())?;
+    // Warm-up outside the clock: the rubric prefix is computed once per run either way.
+    if let Some((question, answer)) = items.first() {
+        panel.judge(question, answer);
+    }
+    let started = Instant::now();
+    let choice_labels: Vec<Option<String>> = items
+        .iter()
+        .map(|(q, a)| panel.judge(q, a).remove(&spec.name).and_then(|v| v.label))
+        .collect();
+    let choice_s = started.elapsed().as_secs_f64();
+
+    panel.reuse_prefix = false;
+    let started = Instant::now();
+    for (question, answer) in items {
+        panel.judge(question, answer);
+    }
+    let no_reuse_s = started.elapsed().as_secs_f64();
+
+    let params = GenerationParams { max_tokens: 16, stop: vec!["\n".into()], ..GenerationParams::default() };
+    let model_err = |source| JudgeError::Model { judge: spec.name.clone(), source };
+    let mut failures = 0;
+    let mut same = 0;
+    let started = Instant::now();
+    for ((question, answer), choice) in items.iter().zip(&choice_labels) {
+        let rendered = spec.render(&item_variables(question, answer))?;
+        let prompt = model.chat_prompt(&[ChatMessage::user(rendered)]).map_err(model_err)?;
+        let reply = model.generate(&prompt, &params, &mut |_| {}, None).map_err(model_err)?;
+        match parse_free_text_label(&reply.text, &spec.outcomes) {
+            None => failures += 1,
+            Some(label) => same += usize::from(choice.as_deref() == Some(label)),
+        }
+    }
+    let free_s = started.elapsed().as_secs_f64();
+    let per_s = |seconds: f64| if seconds > 0.0 { items.len() as f64 / seconds } else { f64::NAN };
+    Ok(JudgeBench {
+        model: model.name.clone(),
+        judge: spec.name.clone(),
+        items: items.len(),
+        choice_items_per_s: per_s(choice_s),
+        choice_without_prefix_reuse_items_per_s: per_s(no_reuse_s),
+        free_text_items_per_s: per_s(free_s),
+        free_text_parse_failures: failures,
+        free_text_same_label: same,
+        choice_speedup: per_s(choice_s) / per_s(free_s),
+    })
+}
+
+/// The allowed outcome a free-text reply names first (whole word, any case), as a lenient
+/// parser of other tools would read it; None when it names none.
+pub fn parse_free_text_label<'a>(reply: &str, outcomes: &'a [String]) -> Option<&'a str> {
+    let lower = reply.to_lowercase();
+    let is_word_char = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
+    outcomes
+        .iter()
+        .filter_map(|outcome| {
+            let needle = outcome.to_lowercase();
+            lower.match_indices(&needle).find_map(|(at, _)| {
+                let before = lower[..at].chars().next_back();
+                let after = lower[at + needle.len()..].chars().next();
+                (!is_word_char(before) && !is_word_char(after)).then_some((at, outcome.as_str()))
+            })
+        })
+        .min_by_key(|(at, _)| *at)
+        .map(|(_, outcome)| outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_free_text_label;
+
+    #[test]
+    fn free_text_labels_are_read_as_whole_words() {
+        let outcomes: Vec<String> = ["Awful", "Poor", "Good", "Perfect"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(parse_free_text_label("**Good** — mostly right", &outcomes), Some("Good"));
+        assert_eq!(parse_free_text_label("perfect, not poor", &outcomes), Some("Perfect"));
+        assert_eq!(parse_free_text_label("Goodness knows", &outcomes), None);
+        assert_eq!(parse_free_text_label("I would rate it 3/4.", &outcomes), None);
+        let yes_no: Vec<String> = vec!["No".into(), "Yes".into()];
+        assert_eq!(parse_free_text_label("Yes.", &yes_no), Some("Yes"));
+        assert_eq!(parse_free_text_label("Not sure", &yes_no), None);
+    }
+}

@@ -1,0 +1,129 @@
+//! GGUF model files (`assay models add FILE`): not GGUF, empty, truncated, an unknown version,
+//! and hostile headers (counts and lengths far beyond the file, a zero alignment, a tensor
+//! shape whose size overflows). The files are written byte by byte here. Nothing may be
+//! registered: the models dir stays as it was.
+
+use crate::common::{assay_command, tree};
+
+const STRING: u32 = 8;
+const U32: u32 = 4;
+const F32_TYPE: u32 = 0;
+
+/// A GGUF v3 file: header, metadata, tensor infos, then `data` after 32-byte alignment.
+struct Gguf {
+    version: u32,
+    metadata: Vec<(String, u32, Vec<u8>)>,
+    tensors: Vec<(String, Vec<u64>, u32, u64)>,
+    data: Vec<u8>,
+}
+
+fn string(s: &str) -> Vec<u8> {
+    let mut out = (s.len() as u64).to_le_bytes().to_vec();
+    out.extend(s.as_bytes());
+    out
+}
+
+impl Gguf {
+    fn valid() -> Self {
+        Gguf {
+            version: 3,
+            metadata: vec![
+                ("general.architecture".into(), STRING, string("llama")),
+                ("general.name".into(), STRING, string("tiny")),
+            ],
+            tensors: vec![("weight".into(), vec![4, 2], F32_TYPE, 0)],
+            data: vec![0u8; 32],
+        }
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        let mut out = b"GGUF".to_vec();
+        out.extend(self.version.to_le_bytes());
+        out.extend((self.tensors.len() as u64).to_le_bytes());
+        out.extend((self.metadata.len() as u64).to_le_bytes());
+        for (key, kind, value) in &self.metadata {
+            out.extend(string(key));
+            out.extend(kind.to_le_bytes());
+            out.extend(value);
+        }
+        for (name, dims, dtype, offset) in &self.tensors {
+            out.extend(string(name));
+            out.extend((dims.len() as u32).to_le_bytes());
+            for d in dims {
+                out.extend(d.to_le_bytes());
+            }
+            out.extend(dtype.to_le_bytes());
+            out.extend(offset.to_le_bytes());
+        }
+        while out.len() % 32 != 0 {
+            out.push(0);
+        }
+        out.extend(&self.data);
+        out
+    }
+}
+
+fn cases() -> Vec<(&'static str, Vec<u8>, Vec<&'static str>)> {
+    let valid = Gguf::valid().bytes();
+    let with = |change: &dyn Fn(&mut Gguf)| {
+        let mut gguf = Gguf::valid();
+        change(&mut gguf);
+        gguf.bytes()
+    };
+    let mut huge_count = valid.clone();
+    huge_count[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+    let mut huge_string = valid.clone();
+    huge_string[24..32].copy_from_slice(&(u64::MAX / 2).to_le_bytes());
+    vec![
+        ("a text file", b"This is not a model, it is a note.\n".to_vec(), vec!["not a usable GGUF model", "unknown magic"]),
+        ("an empty file", Vec::new(), vec!["not a usable GGUF model", "ends inside its header (0 bytes)"]),
+        ("only the magic", b"GGUF".to_vec(), vec!["not a usable GGUF model", "ends inside its header (4 bytes)"]),
+        ("cut inside the metadata", valid[..40].to_vec(), vec!["not a usable GGUF model", "needs at least 50 bytes, only 16 remaining"]),
+        ("an unknown version", with(&|g| g.version = 99), vec!["not a usable GGUF model", "unsupported magic/version"]),
+        ("a tensor count beyond the file", huge_count, vec!["not a usable GGUF model", "tensor_count"]),
+        ("a key length beyond the file", huge_string, vec!["not a usable GGUF model", "string length"]),
+        (
+            "an array length beyond the file",
+            with(&|g| {
+                let mut value = STRING.to_le_bytes().to_vec();
+                value.extend((1u64 << 29).to_le_bytes());
+                g.metadata.push(("tokenizer.ggml.tokens".into(), 9, value));
+            }),
+            vec!["not a usable GGUF model", "array of 536870912 elements"],
+        ),
+        ("no architecture", with(&|g| g.metadata.remove(0).2.clear()), vec!["not a usable GGUF model", "metadata has no general.architecture"]),
+        ("a zero alignment", with(&|g| g.metadata.push(("general.alignment".into(), U32, 0u32.to_le_bytes().to_vec()))), vec!["not a usable GGUF model", "malformed header"]),
+        ("a tensor size that overflows", with(&|g| g.tensors[0].1 = vec![1 << 40, 1 << 40]), vec!["not a usable GGUF model", "tensor weight: impossible shape"]),
+        ("truncated tensor data", with(&|g| g.data.truncate(8)), vec!["not a usable GGUF model", "file is truncated: tensor weight ends at byte"]),
+    ]
+}
+
+#[test]
+fn each_bad_gguf_is_named_and_nothing_is_registered() {
+    let cases = cases();
+    let tmp = tempfile::tempdir().unwrap();
+    let models = tmp.path().join("models");
+    let db = tmp.path().join("runs.sqlite");
+    for (what, bytes, needles) in &cases {
+        let file = tmp.path().join("model.gguf");
+        std::fs::write(&file, bytes).unwrap();
+        let before = tree(tmp.path());
+        let out = assay_command(&["models", "add", file.to_str().unwrap()], &db).env("ASSAY_MODELS", &models).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
+        assert!(stderr.contains("model.gguf"), "{what}: names the file: {stderr}");
+        for needle in needles {
+            assert!(stderr.contains(needle), "{what}: stderr lacks {needle:?}: {stderr}");
+        }
+        assert!(!stderr.contains("panicked") && stderr.len() < 4000, "{what}: {stderr}");
+        assert!(tree(tmp.path()) == before, "{what}: something was written");
+        assert!(!models.exists(), "{what}: the models dir was created");
+        eprintln!("ok: {what}: {}", stderr.trim());
+    }
+    // The harness itself: the well-formed file is accepted.
+    let file = tmp.path().join("model.gguf");
+    std::fs::write(&file, Gguf::valid().bytes()).unwrap();
+    let out = assay_command(&["models", "add", file.to_str().unwrap()], &db).env("ASSAY_MODELS", &models).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    eprintln!("{} GGUF cases", cases.len());
+}
