@@ -57,7 +57,9 @@ fn an_unreachable_hub_is_a_clear_error_and_installs_nothing() {
     assert!(events.is_empty(), "{events:?}");
 
     // A model without a hub repo, asked from the hub.
-    registry.models[registry.models.len() - 1].hf = None;
+    if let Some(last) = registry.models.last_mut() {
+        last.hf = None;
+    }
     let err = pull_from(&registry, "hub-model", PullSource::HuggingFace, &mut |_| {})
         .unwrap_err()
         .to_string();

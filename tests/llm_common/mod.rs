@@ -13,7 +13,6 @@ pub fn smollm2() -> Option<Arc<LanguageModel>> {
 }
 
 /// Model `id` from the registry on the CPU; None (with a loud note) when it is not installed.
-#[allow(dead_code)] // not every test binary that includes this module asks for other models
 pub fn installed(id: &str) -> Option<Arc<LanguageModel>> {
     let registry = Registry::load().expect("the built-in registry loads");
     match LanguageModel::by_id(&registry, id, DeviceChoice::Cpu) {
