@@ -76,3 +76,95 @@ fn an_invalid_schema_is_a_clear_error() {
         .to_string();
     assert!(err.starts_with("structured output:"), "{err}");
 }
+
+/// The default judge model (qwen2.5-coder-1.5b-instruct) under the same constraints: the
+/// schemas a judge and the question generator use (enums, arrays of nested objects, integer
+/// ranges). Skipped, loudly, where that model is not installed (CI has only SmolLM2).
+#[test]
+fn json_schema_output_of_the_1_5b_judge_model_parses() {
+    let Some(model) = llm_common::installed("qwen2.5-coder-1.5b-instruct") else { return };
+    let qa_schema = json!({
+        "type": "object",
+        "properties": {
+            "question": { "type": "string", "maxLength": 120 },
+            "answer": { "type": "string", "maxLength": 80 },
+            "quote": {
+                "type": "object",
+                "properties": {
+                    "doc": { "type": "string", "enum": ["geography.md", "history.md"] },
+                    "text": { "type": "string", "maxLength": 120 }
+                },
+                "required": ["doc", "text"],
+                "additionalProperties": false
+            },
+            "difficulty": { "type": "string", "enum": ["easy", "medium", "hard"] }
+        },
+        "required": ["question", "answer", "quote", "difficulty"],
+        "additionalProperties": false
+    });
+    let claims_schema = json!({
+        "type": "object",
+        "properties": {
+            "claims": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "claim": { "type": "string", "maxLength": 80 },
+                        "label": { "type": "string", "enum": ["supported", "contradicted", "not_in_context"] },
+                        "confidence": { "type": "integer", "minimum": 1, "maximum": 5 }
+                    },
+                    "required": ["claim", "label", "confidence"],
+                    "additionalProperties": false
+                },
+                "minItems": 1,
+                "maxItems": 3
+            }
+        },
+        "required": ["claims"],
+        "additionalProperties": false
+    });
+    let qa_prompt = model
+        .chat_prompt(&[ChatMessage::user(
+            "Document geography.md says: \"Paris is the capital of France.\" Write one question a \
+             reader could ask about it, its short answer, and the quote that supports it, as JSON.",
+        )])
+        .unwrap();
+    let claims_prompt = model
+        .chat_prompt(&[ChatMessage::user(
+            "Context: the AquaPure 500 filter must be replaced every six months. Answer to check: \
+             \"Replace the filter every six months; it is made of copper.\" Split the answer into \
+             claims and label each against the context, as JSON.",
+        )])
+        .unwrap();
+    let params = GenerationParams {
+        max_tokens: 200,
+        temperature: 0.0,
+        ..GenerationParams::default()
+    };
+
+    let out = model.generate_json(&qa_prompt, &qa_schema, &params, &mut |_| {}, None).unwrap();
+    assert_eq!(out.finish, FinishReason::EndOfText, "did not finish: {:?}", out.text);
+    let v: Value = serde_json::from_str(&out.text).unwrap_or_else(|e| panic!("{e}: {:?}", out.text));
+    assert_eq!(v.as_object().unwrap().len(), 4, "{v}");
+    assert!(["easy", "medium", "hard"].contains(&v["difficulty"].as_str().unwrap()), "{v}");
+    assert!(["geography.md", "history.md"].contains(&v["quote"]["doc"].as_str().unwrap()), "{v}");
+    assert!(v["quote"]["text"].as_str().unwrap().chars().count() <= 120, "{v}");
+    // A 1.5B model that reads the document answers from it (greedy, so this is stable).
+    assert!(v["answer"].as_str().unwrap().contains("Paris"), "{v}");
+
+    let out = model
+        .generate_json(&claims_prompt, &claims_schema, &params, &mut |_| {}, None)
+        .unwrap();
+    assert_eq!(out.finish, FinishReason::EndOfText, "did not finish: {:?}", out.text);
+    let v: Value = serde_json::from_str(&out.text).unwrap_or_else(|e| panic!("{e}: {:?}", out.text));
+    let claims = v["claims"].as_array().unwrap();
+    assert!((1..=3).contains(&claims.len()), "{v}");
+    for c in claims {
+        assert_eq!(c.as_object().unwrap().len(), 3, "{v}");
+        let label = c["label"].as_str().unwrap();
+        assert!(["supported", "contradicted", "not_in_context"].contains(&label), "{v}");
+        let confidence = c["confidence"].as_i64().unwrap();
+        assert!((1..=5).contains(&confidence), "{v}");
+    }
+}

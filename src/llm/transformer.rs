@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use candle_core::quantized::{gguf_file, GgmlDType, QMatMul, QTensor};
+use candle_core::quantized::{gguf_file, GgmlDType, QMatMul, QStorage, QTensor};
 use candle_core::{DType, Device, Module, Tensor};
 use candle_transformers::quantized_nn::RmsNorm;
 
@@ -52,19 +52,54 @@ pub enum Activation {
     GeluTanh,
 }
 
+/// Matrices that read the same input (q/k/v; gate/up). When they share a weight type they are
+/// stored as one matrix of stacked rows: one activation quantization and one kernel instead of
+/// three, which is much of a decode step's cost on a GPU. The output is cut back into parts.
+#[derive(Debug, Clone)]
+enum Projections {
+    Fused {
+        w: QMatMul,
+        bias: Option<Tensor>,
+        widths: Vec<usize>,
+    },
+    Separate(Vec<(QMatMul, Option<Tensor>)>),
+}
+
+impl Projections {
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Vec<Tensor>> {
+        let with_bias = |t: Tensor, bias: &Option<Tensor>| match bias {
+            Some(b) => t.broadcast_add(b),
+            None => Ok(t),
+        };
+        match self {
+            Projections::Fused { w, bias, widths } => {
+                let y = with_bias(w.forward(x)?, bias)?;
+                let last = y.rank() - 1;
+                let mut start = 0;
+                let mut parts = Vec::with_capacity(widths.len());
+                for &n in widths {
+                    parts.push(y.narrow(last, start, n)?);
+                    start += n;
+                }
+                Ok(parts)
+            }
+            Projections::Separate(ws) => ws
+                .iter()
+                .map(|(w, bias)| with_bias(w.forward(x)?, bias))
+                .collect(),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Layer {
     attn_norm: RmsNorm,
-    wq: QMatMul,
-    wk: QMatMul,
-    wv: QMatMul,
-    bq: Option<Tensor>,
-    bk: Option<Tensor>,
-    bv: Option<Tensor>,
+    /// q, k, v.
+    qkv: Projections,
     wo: QMatMul,
     ffn_norm: RmsNorm,
-    w_gate: QMatMul,
-    w_up: QMatMul,
+    /// gate, up.
+    gate_up: Projections,
     w_down: QMatMul,
     q_norm: Option<RmsNorm>,
     k_norm: Option<RmsNorm>,
@@ -105,6 +140,8 @@ pub struct TransformerWeights {
 pub struct KvCache {
     layers: Vec<Option<Arc<LayerKv>>>,
     len: usize,
+    /// Number of sequences held side by side.
+    batch: usize,
 }
 
 #[derive(Debug)]
@@ -204,6 +241,61 @@ impl<R: std::io::Read + std::io::Seek> Gguf<'_, R> {
         let t = self.tensor(name)?;
         let t = requantize_slow_type(t).map_err(|e| format!("tensor {name}: {e}"))?;
         QMatMul::from_qtensor(t).map_err(|e| format!("tensor {name}: {e}"))
+    }
+    /// Matrices `names` (with their biases, where present) that read the same input; see
+    /// [`Projections`]. Loaded through host memory, where stacking their rows is a byte copy.
+    fn projections(&mut self, names: &[String]) -> std::result::Result<Projections, String> {
+        let mut parts = Vec::with_capacity(names.len());
+        for name in names {
+            let full = format!("{name}.weight");
+            let t = self
+                .content
+                .tensor(self.reader, &full, &Device::Cpu)
+                .map_err(|e| format!("tensor {full}: {e}"))?;
+            let t = requantize_slow_type(t).map_err(|e| format!("tensor {full}: {e}"))?;
+            let bias_name = format!("{name}.bias");
+            let bias = if self.has(&bias_name) {
+                Some(self.dense(&bias_name)?)
+            } else {
+                None
+            };
+            parts.push((full, t, bias));
+        }
+        let dtype = parts[0].1.dtype();
+        let k = parts[0].1.shape().dims2().map_err(|e| format!("tensor {}: {e}", parts[0].0))?.1;
+        let same_shape_and_type = parts
+            .iter()
+            .all(|(_, t, _)| t.dtype() == dtype && t.shape().dims2().ok().map(|d| d.1) == Some(k));
+        let all_or_no_bias = parts.iter().all(|p| p.2.is_some()) || parts.iter().all(|p| p.2.is_none());
+        if !(same_shape_and_type && all_or_no_bias) {
+            return parts
+                .into_iter()
+                .map(|(full, t, bias)| {
+                    let t = move_qtensor(t, self.device).map_err(|e| format!("tensor {full}: {e}"))?;
+                    let w = QMatMul::from_qtensor(t).map_err(|e| format!("tensor {full}: {e}"))?;
+                    Ok((w, bias))
+                })
+                .collect::<std::result::Result<_, String>>()
+                .map(Projections::Separate);
+        }
+        let fused_name = names.join("+");
+        let fail = |e: candle_core::Error| format!("tensors {fused_name}: {e}");
+        let mut bytes = Vec::new();
+        let mut widths = Vec::with_capacity(parts.len());
+        for (_, t, _) in &parts {
+            bytes.extend_from_slice(&t.data().map_err(fail)?);
+            widths.push(t.shape().dims2().map_err(fail)?.0);
+        }
+        let rows: usize = widths.iter().sum();
+        let storage = QStorage::from_data(std::borrow::Cow::Owned(bytes), self.device, dtype).map_err(fail)?;
+        let w = QMatMul::from_qtensor(QTensor::new(storage, (rows, k)).map_err(fail)?).map_err(fail)?;
+        let bias = if parts[0].2.is_some() {
+            let biases: Vec<Tensor> = parts.iter().filter_map(|p| p.2.clone()).collect();
+            Some(Tensor::cat(&biases, 0).map_err(fail)?)
+        } else {
+            None
+        };
+        Ok(Projections::Fused { w, bias, widths })
     }
     fn dense(&mut self, name: &str) -> std::result::Result<Tensor, String> {
         let device = self.device.clone();
@@ -315,26 +407,13 @@ impl TransformerWeights {
         let mut layers = Vec::with_capacity(layers_n);
         for i in 0..layers_n {
             let p = format!("blk.{i}");
-            let bias = |g: &mut Gguf<'_, R>, name: &str| -> std::result::Result<Option<Tensor>, String> {
-                let full = format!("{p}.{name}.bias");
-                if g.has(&full) {
-                    g.dense(&full).map(Some)
-                } else {
-                    Ok(None)
-                }
-            };
+            let names = |parts: &[&str]| -> Vec<String> { parts.iter().map(|n| format!("{p}.{n}")).collect() };
             layers.push(Layer {
                 attn_norm: g.norm(&format!("{p}.attn_norm.weight"), rms_eps)?,
-                wq: g.matmul(&format!("{p}.attn_q.weight"))?,
-                wk: g.matmul(&format!("{p}.attn_k.weight"))?,
-                wv: g.matmul(&format!("{p}.attn_v.weight"))?,
-                bq: bias(g, "attn_q")?,
-                bk: bias(g, "attn_k")?,
-                bv: bias(g, "attn_v")?,
+                qkv: g.projections(&names(&["attn_q", "attn_k", "attn_v"]))?,
                 wo: g.matmul(&format!("{p}.attn_output.weight"))?,
                 ffn_norm: g.norm(&format!("{p}.ffn_norm.weight"), rms_eps)?,
-                w_gate: g.matmul(&format!("{p}.ffn_gate.weight"))?,
-                w_up: g.matmul(&format!("{p}.ffn_up.weight"))?,
+                gate_up: g.projections(&names(&["ffn_gate", "ffn_up"]))?,
                 w_down: g.matmul(&format!("{p}.ffn_down.weight"))?,
                 q_norm: g.optional_norm(&format!("{p}.attn_q_norm.weight"), rms_eps)?,
                 k_norm: g.optional_norm(&format!("{p}.attn_k_norm.weight"), rms_eps)?,
@@ -391,6 +470,7 @@ impl TransformerWeights {
         KvCache {
             layers: vec![None; self.layers.len()],
             len: 0,
+            batch: 1,
         }
     }
 
@@ -403,12 +483,29 @@ impl TransformerWeights {
         cache: &mut KvCache,
         all_positions: bool,
     ) -> candle_core::Result<Tensor> {
-        let seq = tokens.len();
-        if seq == 0 {
-            candle_core::bail!("no tokens to run");
+        self.forward_batch(tokens, 1, cache, all_positions)?.squeeze(0)
+    }
+
+    /// Run `batch` sequences of equal length side by side: `tokens` holds them one after the
+    /// other, `cache` holds the same number of sequences (an empty cache takes any number).
+    /// Returns f32 logits `[batch, positions, vocab]`. One step for many sequences reads each
+    /// weight once, which is where a GPU's throughput comes from.
+    pub fn forward_batch(
+        &self,
+        tokens: &[u32],
+        batch: usize,
+        cache: &mut KvCache,
+        all_positions: bool,
+    ) -> candle_core::Result<Tensor> {
+        if batch == 0 || tokens.is_empty() || tokens.len() % batch != 0 {
+            candle_core::bail!("{} tokens do not split into {batch} equal sequences", tokens.len());
         }
+        let seq = tokens.len() / batch;
         if cache.layers.len() != self.layers.len() {
             candle_core::bail!("KV cache belongs to another model");
+        }
+        if cache.len > 0 && cache.batch != batch {
+            candle_core::bail!("KV cache holds {} sequences, not {batch}", cache.batch);
         }
         let past = cache.len;
         if past + seq > self.config.context_length {
@@ -423,7 +520,7 @@ impl TransformerWeights {
             Embeddings::Quantized(q) => q.embedding(&ids)?,
             Embeddings::Dense(t) => t.index_select(&ids, 0)?,
         }
-        .unsqueeze(0)?;
+        .reshape((batch, seq, self.config.hidden))?;
         if let Some(scale) = self.config.embedding_scale {
             x = (x * scale)?;
         }
@@ -444,19 +541,23 @@ impl TransformerWeights {
             } else {
                 (&global_rope, global_mask.as_ref())
             };
-            let h = layer.attn_norm.forward(&x)?;
+            // candle's CUDA norm and softmax kernels take contiguous inputs only (no-op when so).
+            let h = layer.attn_norm.forward(&x.contiguous()?)?;
             let mut attn = self.attention(layer, &h, cos, sin, mask, slot, past)?;
             if let Some(n) = &layer.post_attn_norm {
                 attn = n.forward(&attn)?;
             }
             x = (x + attn)?;
-            let h = layer.ffn_norm.forward(&x)?;
-            let gate = layer.w_gate.forward(&h)?;
+            let h = layer.ffn_norm.forward(&x.contiguous()?)?;
+            let [gate, up]: [Tensor; 2] = layer
+                .gate_up
+                .forward(&h)?
+                .try_into()
+                .map_err(|_| candle_core::Error::Msg("gate/up projections: expected two outputs".into()))?;
             let gate = match self.config.activation {
                 Activation::Silu => candle_nn::ops::silu(&gate)?,
                 Activation::GeluTanh => gate.gelu()?,
             };
-            let up = layer.w_up.forward(&h)?;
             let mut ffn = layer.w_down.forward(&(gate * up)?)?;
             if let Some(n) = &layer.post_ffn_norm {
                 ffn = n.forward(&ffn)?;
@@ -464,13 +565,14 @@ impl TransformerWeights {
             x = (x + ffn)?;
         }
         cache.len = past + seq;
+        cache.batch = batch;
         let x = if all_positions {
             x
         } else {
             x.narrow(1, seq - 1, 1)?
         };
-        let x = self.norm.forward(&x)?;
-        let logits = self.output.forward(&x)?.squeeze(0)?;
+        let x = self.norm.forward(&x.contiguous()?)?;
+        let logits = self.output.forward(&x)?;
         logits.to_dtype(DType::F32)
     }
 
@@ -488,20 +590,22 @@ impl TransformerWeights {
     ) -> candle_core::Result<Tensor> {
         let c = &self.config;
         let (b, seq, _) = x.dims3()?;
-        let project = |w: &QMatMul, bias: &Option<Tensor>, norm: &Option<RmsNorm>, heads: usize| -> candle_core::Result<Tensor> {
-            let mut t = w.forward(x)?;
-            if let Some(bias) = bias {
-                t = t.broadcast_add(bias)?;
-            }
-            let mut t = t.reshape((b, seq, heads, c.head_dim))?;
+        let [q, k, v]: [Tensor; 3] = layer
+            .qkv
+            .forward(x)?
+            .try_into()
+            .map_err(|_| candle_core::Error::Msg("q/k/v projections: expected three outputs".into()))?;
+        let heads = |t: Tensor, norm: &Option<RmsNorm>, heads: usize| -> candle_core::Result<Tensor> {
+            // A no-op for one token; for a prompt, the parts of a fused projection are strided.
+            let mut t = t.contiguous()?.reshape((b, seq, heads, c.head_dim))?;
             if let Some(norm) = norm {
                 t = norm.forward(&t)?;
             }
             t.transpose(1, 2)?.contiguous()
         };
-        let q = project(&layer.wq, &layer.bq, &layer.q_norm, c.heads)?;
-        let k = project(&layer.wk, &layer.bk, &layer.k_norm, c.kv_heads)?;
-        let v = project(&layer.wv, &layer.bv, &None, c.kv_heads)?;
+        let q = heads(q, &layer.q_norm, c.heads)?;
+        let k = heads(k, &layer.k_norm, c.kv_heads)?;
+        let v = heads(v, &None, c.kv_heads)?;
         let (q, k) = match c.rope_style {
             RopeStyle::Interleaved => (
                 candle_nn::rotary_emb::rope_i(&q, cos, sin)?,
@@ -523,7 +627,7 @@ impl TransformerWeights {
             Some(m) => att.broadcast_add(m)?,
             None => att,
         };
-        let att = candle_nn::ops::softmax_last_dim(&att)?;
+        let att = candle_nn::ops::softmax_last_dim(&att.contiguous()?)?;
         let y = att.matmul(&v)?;
         let y = y
             .reshape((b, c.heads, seq, c.head_dim))?
@@ -545,6 +649,14 @@ fn requantize_slow_type(t: QTensor) -> candle_core::Result<QTensor> {
         }
         _ => Ok(t),
     }
+}
+
+/// `t` (on the CPU) on `device`.
+fn move_qtensor(t: QTensor, device: &Device) -> candle_core::Result<QTensor> {
+    if device.is_cpu() {
+        return Ok(t);
+    }
+    QTensor::new(QStorage::from_data(t.data()?, device, t.dtype())?, t.shape().clone())
 }
 
 /// Additive mask `[n_rep * seq, past + seq]` (row r is query position `past + r % seq`):

@@ -9,16 +9,21 @@ use assay::llm::{DeviceChoice, LanguageModel, LlmError, Registry};
 pub const TEST_MODEL: &str = "smollm2-135m-instruct";
 
 pub fn smollm2() -> Option<Arc<LanguageModel>> {
+    installed(TEST_MODEL)
+}
+
+/// Model `id` from the registry on the CPU; None (with a loud note) when it is not installed.
+pub fn installed(id: &str) -> Option<Arc<LanguageModel>> {
     let registry = Registry::load().expect("the built-in registry loads");
-    match LanguageModel::by_id(&registry, TEST_MODEL, DeviceChoice::Cpu) {
+    match LanguageModel::by_id(&registry, id, DeviceChoice::Cpu) {
         Ok(model) => Some(model),
         Err(LlmError::NotInstalled { .. }) => {
             eprintln!(
-                "\n*** SKIPPED: model {TEST_MODEL} is not installed in {}.\n*** Run `assay models pull {TEST_MODEL}` (or set ASSAY_MODELS) to run this test.\n",
+                "\n*** SKIPPED: model {id} is not installed in {}.\n*** Run `assay models pull {id}` (or set ASSAY_MODELS) to run this test.\n",
                 registry.models_dir.display()
             );
             None
         }
-        Err(e) => panic!("loading {TEST_MODEL}: {e}"),
+        Err(e) => panic!("loading {id}: {e}"),
     }
 }

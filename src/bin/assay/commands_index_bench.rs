@@ -199,3 +199,41 @@ fn sample_answers(dataset: &assay::dataset::Dataset, n: usize) -> anyhow::Result
         .take(n)
         .collect())
 }
+
+/// `assay bench --synthetic ARCH`: the model runtime's speed on random weights of a real
+/// architecture, on any device, without the model file.
+pub fn bench_synthetic(arch: &str, device: &str, batches: &[usize], json: bool) -> anyhow::Result<()> {
+    let arch: assay::llm::synthetic::SyntheticArch = arch.parse()?;
+    let device: DeviceChoice = device.parse()?;
+    eprintln!(
+        "== synthetic {} on {device}: making {:.2}B random {:?} weights",
+        arch.id,
+        arch.parameters() as f64 / 1e9,
+        arch.matrix_dtype
+    );
+    let b = assay::llm::bench::bench_synthetic(&arch, device, batches, 512, 128)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&b)?);
+        return Ok(());
+    }
+    println!(
+        "synthetic {} ({:.2}B weights, {:?}) on {} ({} CPU threads); weights made in {:.1}s",
+        b.arch.id,
+        b.parameters as f64 / 1e9,
+        b.arch.matrix_dtype,
+        b.device,
+        b.threads,
+        b.setup_s
+    );
+    println!("  prompt: {:.1} tok/s ({} tokens)", b.prompt_tok_per_s, b.prompt_tokens);
+    for d in &b.decode {
+        println!(
+            "  decode batch {:>3}: {:.1} tok/s ({:.2} ms per step, {} steps)",
+            d.batch, d.tok_per_s, d.step_ms, d.steps
+        );
+    }
+    if let Some(rss) = b.peak_rss_mib {
+        println!("  peak RSS {rss:.0} MiB");
+    }
+    Ok(())
+}

