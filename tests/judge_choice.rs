@@ -59,8 +59,11 @@ fn choice_verdicts_are_distributions_and_prefix_reuse_changes_nothing() {
         for (outcome, p) in &v.distribution {
             let q = without[name].distribution[outcome];
             // Same tokens, read in different batches (prefix + rest vs. all at once): the
-            // quantized matmuls round differently; measured up to 0.004 on SmolLM2.
-            assert!((p - q).abs() < 1e-2, "{name} {outcome}: {p} with reuse, {q} without");
+            // activations are re-quantized to 8 bits per row before each quantized matmul, so a
+            // last-bit difference in summation order can flip a rounding step and 30 layers
+            // carry it on. Measured up to 0.004 here and 0.011 on the CI machine's CPU (its gemm
+            // picks other kernels); llm_model.rs bounds the logits themselves on a short prompt.
+            assert!((p - q).abs() < 0.03, "{name} {outcome}: {p} with reuse, {q} without");
             assert_eq!(*p, again[name].distribution[outcome], "{name}: same item, same scores");
         }
     }
