@@ -5,8 +5,10 @@
 //! ties / losses and a two-sided sign test. Items unscored in either run are counted and left
 //! out of every figure, never folded in as zeros.
 
+mod knowledge;
 mod paired;
 mod sign_test;
 
+pub use knowledge::{knowledge_removal, KnowledgeRemoval, ABSTENTION_JUDGE};
 pub use paired::{compare_runs, paired_diff, Comparison, Disagreement, PairedDiff, Verdict};
 pub use sign_test::sign_test_p;

@@ -6,6 +6,7 @@ use super::fusion::reciprocal_rank_fusion;
 use super::minilm::MiniLm;
 use super::{RetrievalMode, RetrieveError};
 use crate::target::RetrievedChunk;
+use std::collections::BTreeSet;
 
 /// Each ranking fed to fusion is this many times deeper than the final list (at least
 /// `FUSION_MIN_DEPTH`), so a chunk ranked modestly by both can still rise to the top.
@@ -40,13 +41,36 @@ impl CorpusIndex {
         mode: RetrievalMode,
         model: Option<&MiniLm>,
     ) -> Result<Vec<RetrievedChunk>, RetrieveError> {
+        self.search_without(query, doc, k, mode, model, &BTreeSet::new())
+    }
+
+    /// `search` as if the chunks at positions `removed` were not in the index (the
+    /// knowledge-removal experiment). Each ranking is filtered before fusion, so the other
+    /// chunks keep the order they would have among themselves; BM25's term statistics still
+    /// count the removed chunks, a difference too small to change which chunks come back.
+    pub fn search_without(
+        &self,
+        query: &str,
+        doc: Option<&str>,
+        k: usize,
+        mode: RetrievalMode,
+        model: Option<&MiniLm>,
+        removed: &BTreeSet<usize>,
+    ) -> Result<Vec<RetrievedChunk>, RetrieveError> {
+        let lexical = |depth: usize| -> Result<Vec<(usize, f32)>, RetrieveError> {
+            // Removed chunks can take at most `removed.len()` places of a deeper list.
+            let mut ranked = self.bm25.search(query, doc, depth + removed.len())?;
+            ranked.retain(|(i, _)| !removed.contains(i));
+            ranked.truncate(depth);
+            Ok(ranked)
+        };
         let ranked = match mode {
-            RetrievalMode::Bm25 => self.bm25.search(query, doc, k)?,
-            RetrievalMode::Dense => self.dense_ranking(query, doc, k, model)?,
+            RetrievalMode::Bm25 => lexical(k)?,
+            RetrievalMode::Dense => self.dense_ranking(query, doc, k, model, removed)?,
             RetrievalMode::Hybrid => {
                 let depth = (k * FUSION_DEPTH_FACTOR).max(FUSION_MIN_DEPTH);
-                let lexical = self.bm25.search(query, doc, depth)?;
-                let dense = self.dense_ranking(query, doc, depth, model)?;
+                let lexical = lexical(depth)?;
+                let dense = self.dense_ranking(query, doc, depth, model, removed)?;
                 let rankings = [
                     lexical.into_iter().map(|(i, _)| i).collect(),
                     dense.into_iter().map(|(i, _)| i).collect(),
@@ -70,6 +94,7 @@ impl CorpusIndex {
         doc: Option<&str>,
         k: usize,
         model: Option<&MiniLm>,
+        removed: &BTreeSet<usize>,
     ) -> Result<Vec<(usize, f32)>, RetrieveError> {
         let (Some(model), Some(dense)) = (model, self.dense.as_ref()) else {
             return Err(RetrieveError::NoEmbeddings(if model.is_none() {
@@ -79,7 +104,9 @@ impl CorpusIndex {
             }));
         };
         let query_vector = model.embed(&[query])?.pop().unwrap_or_default();
-        Ok(dense.search(&query_vector, k, |i| doc.is_none_or(|d| self.chunks[i].doc == d)))
+        Ok(dense.search(&query_vector, k, |i| {
+            doc.is_none_or(|d| self.chunks[i].doc == d) && !removed.contains(&i)
+        }))
     }
 
     fn retrieved(&self, position: usize, score: f32) -> RetrievedChunk {

@@ -32,6 +32,35 @@ pub struct RunConfig {
     /// Only the first N questions.
     #[serde(default)]
     pub limit: Option<usize>,
+    /// An arm of the knowledge-removal experiment (`--experiment remove-context`); absent
+    /// for ordinary runs, so their config hash is what it always was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knowledge: Option<KnowledgeArm>,
+}
+
+/// The two arms of the knowledge-removal experiment (after KnowOrNot). Both ask only the
+/// questions that have a golden context and are not meant to be refused; `Removed` retrieves
+/// with the chunks that hold that context taken out, so a faithful target should abstain.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum KnowledgeArm {
+    InScope,
+    Removed,
+}
+
+impl KnowledgeArm {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InScope => "in-scope",
+            Self::Removed => "context-removed",
+        }
+    }
+
+    /// Whether `question` belongs in the experiment: it has a golden context to remove and
+    /// an answer to give.
+    pub fn asks(question: &crate::dataset::Question) -> bool {
+        !question.refuse && question.context.as_deref().is_some_and(|c| !c.trim().is_empty())
+    }
 }
 
 impl RunConfig {

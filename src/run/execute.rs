@@ -36,6 +36,8 @@ pub enum RunError {
     Target(#[from] crate::target::TargetSpecError),
     #[error("judges: {0}")]
     Judge(String),
+    #[error("{0}")]
+    Experiment(String),
 }
 
 /// What the orchestrator reports while it works (the CLI draws a progress bar, the desktop
@@ -134,7 +136,13 @@ fn describe_config_change(stored: &RunConfig, requested: &RunConfig) -> String {
 
 fn planned_questions<'a>(dataset: &'a Dataset, config: &RunConfig) -> Vec<(usize, &'a Question)> {
     let limit = config.limit.unwrap_or(usize::MAX);
-    dataset.questions.iter().enumerate().take(limit).collect()
+    dataset
+        .questions
+        .iter()
+        .enumerate()
+        .filter(|(_, q)| config.knowledge.is_none() || super::KnowledgeArm::asks(q))
+        .take(limit)
+        .collect()
 }
 
 /// Answer and score every question of `run` not yet committed. Returns the final status:

@@ -10,7 +10,7 @@ mod execute;
 mod gate;
 mod request;
 
-pub use config::RunConfig;
+pub use config::{KnowledgeArm, RunConfig};
 pub use execute::{execute, execute_judged, metric_selection, new_experiment_id, now_rfc3339, plan_resume, start_run, Progress, RunError};
 pub use gate::{check_gates, parse_gate, Gate, GateFailure};
 pub use request::{

@@ -2,7 +2,7 @@
 //! Both validate everything before the store is written to.
 
 use super::execute::{metric_selection, plan_resume, start_run, RunError};
-use super::RunConfig;
+use super::{KnowledgeArm, RunConfig};
 use crate::dataset::Dataset;
 use crate::store::{RunRecord, Store};
 use crate::judge::{spec, JudgePanel};
@@ -41,6 +41,8 @@ pub struct RunRequest {
     /// Judge model id; `DEFAULT_JUDGE_MODEL` when None.
     pub judge_model: Option<String>,
     pub judges_dir: Option<PathBuf>,
+    /// An arm of the knowledge-removal experiment; None for an ordinary run.
+    pub knowledge: Option<KnowledgeArm>,
 }
 
 /// Settings given again on resume; any that differ from the stored run make resume refuse.
@@ -146,6 +148,7 @@ pub fn check_new_run(dataset: &Dataset, request: &RunRequest) -> Result<CheckedR
         device: request.device,
         cancel: request.cancel.clone(),
         generation_cache: None,
+        remove_golden_context: request.knowledge == Some(KnowledgeArm::Removed),
     };
     let judges = judge_panel(
         &request.judges,
@@ -155,6 +158,12 @@ pub fn check_new_run(dataset: &Dataset, request: &RunRequest) -> Result<CheckedR
     )?;
     let built = build_target(&request.target, dataset, &options)?;
     let uses_retrieval = built.index.is_some();
+    if request.knowledge.is_some() && !uses_retrieval {
+        return Err(RunError::Experiment(format!(
+            "knowledge removal needs a target that retrieves (rag or retrieve), not {}",
+            request.target
+        )));
+    }
     let metrics = if request.metrics.is_empty() && !built.answers_in_text {
         // A retrieval-only run's answers have no text: score the retrieval.
         crate::metrics::RETRIEVAL_METRICS.iter().map(|m| m.to_string()).collect()
@@ -173,6 +182,7 @@ pub fn check_new_run(dataset: &Dataset, request: &RunRequest) -> Result<CheckedR
         max_tokens: request.max_tokens,
         seed,
         limit: request.limit,
+        knowledge: request.knowledge,
     };
     metric_selection(&config)?;
     Ok(CheckedRun {
@@ -219,6 +229,7 @@ pub fn prepare_resume(
         device: request.device,
         cancel: request.cancel.clone(),
         generation_cache: Some(store.path().to_path_buf()),
+        remove_golden_context: record.config.knowledge == Some(KnowledgeArm::Removed),
     };
     let built = build_target(&spec, dataset, &options)?;
     let mut config = record.config.clone();

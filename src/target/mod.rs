@@ -10,7 +10,7 @@ mod retrieve;
 mod spec;
 
 pub use answers::{load_answers_file, AnswersFileTarget, ReplayedAnswer};
-pub use retrieve::{RetrieveSetup, RetrieveTarget};
+pub use retrieve::{golden_chunks, RetrieveSetup, RetrieveTarget};
 pub use rag::{cited_ids, RagCache, RagPrompt, RagPromptError, RagTarget, DEFAULT_RAG_PROMPT};
 pub use spec::{
     build_target, BuiltTarget, TargetOptions, TargetSpecError, DEFAULT_GENERATOR,

@@ -142,7 +142,8 @@ impl RagTarget {
 
 impl Target for RagTarget {
     fn describe(&self) -> String {
-        format!("rag:{}", self.model.name)
+        let removed = if self.retriever.removes_golden_context() { ":context-removed" } else { "" };
+        format!("rag:{}{removed}", self.model.name)
     }
 
     fn answer(&mut self, question: &Question) -> Result<Answer, TargetError> {

@@ -1,12 +1,15 @@
 //! The `retrieve` target: retrieval alone, no model. Each answer has empty text and the ranked
-//! chunks in `retrieved`, so hit@k, MRR and nDCG measure the retriever by itself.
+//! chunks in `retrieved`, so hit@k, MRR and nDCG measure the retriever by itself. The `rag`
+//! target retrieves through it too, so the knowledge-removal setting applies to both.
 
 use super::{Answer, Target, TargetError};
 use crate::dataset::{Dataset, Question};
+use crate::metrics::ranking::{context_coverage, CONTEXT_COVERAGE_THRESHOLD};
 use crate::retrieve::{
     index_dataset, CorpusIndex, EmbeddingStatus, IndexReport, IndexSettings, MiniLm,
     RetrievalMode, RetrieveError,
 };
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Instant;
 
@@ -16,6 +19,9 @@ pub struct RetrieveTarget {
     model: Option<MiniLm>,
     mode: RetrievalMode,
     top_k: usize,
+    /// Knowledge removal: each question is searched with the chunks holding its golden
+    /// context (or cited by chunk id) taken out of the index.
+    remove_golden: bool,
 }
 
 /// What opening the target did before the first question: the index report and, for dense
@@ -55,25 +61,76 @@ impl RetrieveTarget {
         } else {
             (None, None)
         };
-        let target = Self { index, model, mode, top_k };
+        let target = Self { index, model, mode, top_k, remove_golden: false };
         Ok((target, RetrieveSetup { index: report, embeddings }))
     }
 
     pub fn index(&self) -> &CorpusIndex {
         &self.index
     }
+
+    pub fn removes_golden_context(&self) -> bool {
+        self.remove_golden
+    }
+
+    /// Search every question without the chunks that hold what it needs (see `golden_chunks`).
+    pub fn removing_golden_context(mut self) -> Self {
+        self.remove_golden = true;
+        self
+    }
+}
+
+/// Positions of the chunks that hold `question`'s knowledge: those holding at least half of
+/// its golden context's words (the same rule that makes a retrieved chunk a hit) and those it
+/// cites by chunk id. Overlapping chunks that repeat the passage all go.
+pub fn golden_chunks(index: &CorpusIndex, question: &Question) -> BTreeSet<usize> {
+    index
+        .chunks
+        .iter()
+        .enumerate()
+        .filter(|(_, chunk)| {
+            let holds_context = question
+                .context
+                .as_deref()
+                .and_then(|context| context_coverage(context, &chunk.text))
+                .is_some_and(|share| share >= CONTEXT_COVERAGE_THRESHOLD);
+            holds_context || question.citations.iter().any(|c| *c == chunk.id)
+        })
+        .map(|(position, _)| position)
+        .collect()
 }
 
 impl Target for RetrieveTarget {
     fn describe(&self) -> String {
-        format!("retrieve:{}:top{}", self.mode, self.top_k)
+        let removed = if self.remove_golden { ":context-removed" } else { "" };
+        format!("retrieve:{}:top{}{removed}", self.mode, self.top_k)
     }
 
     fn answer(&mut self, question: &Question) -> Result<Answer, TargetError> {
         let start = Instant::now();
+        let removed = if self.remove_golden {
+            let golden = golden_chunks(&self.index, question);
+            if golden.is_empty() {
+                // Nothing to remove would make this item the same as the baseline's.
+                return Err(TargetError::Failed(format!(
+                    "{}: no chunk holds its golden context, so there is no knowledge to remove",
+                    question.id
+                )));
+            }
+            golden
+        } else {
+            BTreeSet::new()
+        };
         let retrieved = self
             .index
-            .search(&question.question, question.doc.as_deref(), self.top_k, self.mode, self.model.as_ref())
+            .search_without(
+                &question.question,
+                question.doc.as_deref(),
+                self.top_k,
+                self.mode,
+                self.model.as_ref(),
+                &removed,
+            )
             .map_err(|e| TargetError::Failed(format!("retrieval for {}: {e}", question.id)))?;
         Ok(Answer {
             text: String::new(),

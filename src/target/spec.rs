@@ -56,6 +56,8 @@ pub struct TargetOptions {
     pub cancel: Option<Arc<AtomicBool>>,
     /// The run database, whose generation cache serves repeated generations (rag).
     pub generation_cache: Option<PathBuf>,
+    /// Retrieve without the chunks that hold each question's golden context.
+    pub remove_golden_context: bool,
 }
 
 /// A built target, and the fingerprints of its inputs that belong in the run config.
@@ -177,6 +179,7 @@ fn retriever(
         options.top_k,
         &minilm_dir,
     )?;
+    let target = if options.remove_golden_context { target.removing_golden_context() } else { target };
     Ok((target, setup.index))
 }
 

@@ -2,15 +2,23 @@
 //! it with a progress bar, print the summary and apply the `--fail-under` gates.
 
 use crate::{terminal, DbArg};
-use assay::compare::compare_runs;
+use assay::compare::{compare_runs, knowledge_removal, KnowledgeRemoval, ABSTENTION_JUDGE};
 use assay::dataset::{load_dataset, Dataset};
 use assay::report::{load_report, to_json, RunReport};
-use assay::run::{self, check_gates, parse_gate, PreparedRun, Progress, ResumeRequest, RunRequest};
+use assay::run::{
+    self, check_gates, parse_gate, KnowledgeArm, PreparedRun, Progress, ResumeRequest, RunRequest,
+};
 use assay::store::{RunStatus, Store};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+/// Experiments made of several runs that are read together.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExperimentKind {
+    RemoveContext,
+}
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -66,6 +74,12 @@ pub struct RunArgs {
     /// Exit with code 1 when a metric's mean is under VALUE, e.g. token_f1=0.6. Repeatable.
     #[arg(long, value_name = "METRIC=VALUE")]
     fail_under: Vec<String>,
+    /// `remove-context`: run each setting twice, with every question's golden context in the
+    /// index and with the chunks holding it removed, judge abstention, and report both
+    /// abstention rates and their difference (KnowOrNot's knowledge removal). Asks only the
+    /// questions that have a golden context; the target defaults to rag.
+    #[arg(long, value_name = "EXPERIMENT")]
+    experiment: Option<ExperimentKind>,
     /// Finish an interrupted run (id, prefix or name) instead of starting a new one.
     #[arg(long)]
     resume: Option<String>,
@@ -105,11 +119,26 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             // Lists in `--model`, `--judge-model`, `--top-k` and `--retrieval` make a matrix:
             // one run per combination, grouped as one experiment and compared with the first.
             let cells = matrix_cells(&args);
-            let experiment = (cells.len() > 1).then(run::new_experiment_id);
+            let experiment = (cells.len() > 1 || args.experiment.is_some()).then(run::new_experiment_id);
+            let default_target = if args.experiment.is_some() { "rag" } else { "answers" };
+            let mut judges = args.judges.clone().unwrap_or_default();
+            if args.experiment.is_some() && !judges.iter().any(|j| j == ABSTENTION_JUDGE) {
+                judges.push(ABSTENTION_JUDGE.to_string());
+            }
+            // The knowledge-removal experiment runs each cell once per arm, in-scope first.
+            let arms: Vec<Option<KnowledgeArm>> = match args.experiment {
+                Some(ExperimentKind::RemoveContext) => vec![Some(KnowledgeArm::InScope), Some(KnowledgeArm::Removed)],
+                None => vec![None],
+            };
+            let cells: Vec<(MatrixCell, Option<KnowledgeArm>)> = cells
+                .into_iter()
+                .flat_map(|cell| arms.iter().map(move |arm| (cell.clone(), *arm)))
+                .collect();
             let plans: Vec<RunPlan> = cells
                 .into_iter()
-                .map(|cell| RunRequest {
-                    target: args.target.clone().unwrap_or_else(|| "answers".into()),
+                .map(|(cell, knowledge)| (cell.labelled(knowledge), knowledge))
+                .map(|(cell, knowledge)| RunRequest {
+                    target: args.target.clone().unwrap_or_else(|| default_target.into()),
                     metrics: metrics.clone(),
                     top_k: cell.top_k,
                     limit: args.limit,
@@ -126,9 +155,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                     max_tokens: args.max_tokens,
                     device: args.device,
                     cancel: Some(cancel.clone()),
-                    judges: args.judges.clone().unwrap_or_default(),
+                    judges: judges.clone(),
                     judge_model: cell.judge_model,
                     judges_dir: args.judges_dir.clone(),
+                    knowledge,
                 })
                 .map(RunPlan::New)
                 .collect();
@@ -195,8 +225,24 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             break;
         }
     }
+    let removals: Vec<KnowledgeRemoval> = match args.experiment {
+        // The arms come in pairs: each cell's in-scope run, then its context-removed run.
+        Some(ExperimentKind::RemoveContext) => reports
+            .chunks_exact(2)
+            .filter_map(|pair| knowledge_removal(&pair[0], &pair[1], args.seed.unwrap_or(0)))
+            .collect(),
+        None => Vec::new(),
+    };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&to_json(&reports))?);
+        let mut json = serde_json::to_value(to_json(&reports))?;
+        if args.experiment.is_some() {
+            json["knowledge_removal"] = serde_json::to_value(&removals)?;
+        }
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    } else if args.experiment.is_some() {
+        for (removal, pair) in removals.iter().zip(reports.chunks_exact(2)) {
+            print_knowledge_removal(removal, &pair[0].run.name, &pair[1].run.name);
+        }
     } else if reports.len() > 1 {
         for other in &reports[1..] {
             crate::commands_compare::print_comparison(&compare_runs(&reports[0], other, 0));
@@ -229,12 +275,28 @@ enum RunPlan {
 }
 
 /// One combination of a matrix run, and the words that tell it apart in run names.
+#[derive(Clone)]
 struct MatrixCell {
     model: Option<String>,
     judge_model: Option<String>,
     top_k: Option<usize>,
     retrieval: Option<assay::retrieve::RetrievalMode>,
     label: String,
+}
+
+impl MatrixCell {
+    /// The cell as one arm of the knowledge-removal experiment (its name says which).
+    fn labelled(mut self, arm: Option<KnowledgeArm>) -> Self {
+        if let Some(arm) = arm {
+            self.label = [self.label.as_str(), arm.as_str()]
+                .iter()
+                .filter(|s| !s.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
+        self
+    }
 }
 
 /// Every combination of the listed settings, models varying slowest. The label names only
@@ -336,6 +398,40 @@ fn execute_with_progress(
     bar.finish_and_clear();
     let record = store.find_run(&run_record.id)?;
     Ok((load_report(store, record)?, status))
+}
+
+/// Both abstention rates of a knowledge-removal pair of runs and their difference.
+fn print_knowledge_removal(k: &KnowledgeRemoval, in_scope: &str, removed: &str) {
+    let d = &k.abstained;
+    println!(
+        "knowledge removal: A = {} ({})   B = {} ({})",
+        terminal::line(in_scope, 40),
+        k.in_scope_run,
+        terminal::line(removed, 40),
+        k.removed_run
+    );
+    if d.pairs == 0 {
+        println!("  no question has an abstention verdict in both runs ({} in one only)", d.excluded);
+        return;
+    }
+    let unpaired = if d.excluded > 0 { format!(", {} left out (unscored in a run)", d.excluded) } else { String::new() };
+    println!("  questions with a golden context: {}{unpaired}", d.pairs);
+    println!(
+        "  abstains with the context in the index:  {:.3} [{:.3}, {:.3}]",
+        d.mean_a, d.ci95_a[0], d.ci95_a[1]
+    );
+    println!(
+        "  abstains with the context removed:       {:.3} [{:.3}, {:.3}]",
+        d.mean_b, d.ci95_b[0], d.ci95_b[1]
+    );
+    println!(
+        "  difference (removed − in index):        {:+.3} [{:+.3}, {:+.3}]  ({}/{}/{} more/same/fewer abstentions, sign test p = {:.3})",
+        d.mean_diff, d.ci95_diff[0], d.ci95_diff[1], d.wins, d.ties, d.losses, d.sign_test_p
+    );
+    println!(
+        "  answers anyway without the context:      {:.3}  (invented or from the model's own knowledge)",
+        1.0 - d.mean_b
+    );
 }
 
 /// The eShopSupport evaluator's closing lines, with intervals: items, average duration, and the
