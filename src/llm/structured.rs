@@ -98,7 +98,6 @@ impl LanguageModel {
         on_text: &mut dyn FnMut(&str),
         cancel: Option<&AtomicBool>,
     ) -> Result<Generation> {
-        let factory = self.grammar_factory()?;
         let mut schema = schema.clone();
         // Compact JSON on one line: with free whitespace, small models loop on newlines.
         if let Some(obj) = schema.as_object_mut() {
@@ -110,7 +109,32 @@ impl LanguageModel {
                 })
             });
         }
-        let grammar = TopLevelGrammar::from_json_schema(schema);
+        self.generate_constrained(prompt, TopLevelGrammar::from_json_schema(schema), params, on_text, cancel)
+    }
+
+    /// Generate text in the language of a Lark grammar (llguidance's dialect: `%json {schema}`
+    /// embeds a JSON schema, `%regex {"substring_words": text}` matches any run of whole words
+    /// of `text`, which is how a quote is made verbatim by construction).
+    pub fn generate_lark(
+        &self,
+        prompt: &str,
+        grammar: &str,
+        params: &GenerationParams,
+        on_text: &mut dyn FnMut(&str),
+        cancel: Option<&AtomicBool>,
+    ) -> Result<Generation> {
+        self.generate_constrained(prompt, TopLevelGrammar::from_lark(grammar.to_string()), params, on_text, cancel)
+    }
+
+    fn generate_constrained(
+        &self,
+        prompt: &str,
+        grammar: TopLevelGrammar,
+        params: &GenerationParams,
+        on_text: &mut dyn FnMut(&str),
+        cancel: Option<&AtomicBool>,
+    ) -> Result<Generation> {
+        let factory = self.grammar_factory()?;
         let parser = factory.create_parser(grammar).map_err(grammar_error)?;
         let mut constraint = Constraint::new(parser);
 

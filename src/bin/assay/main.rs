@@ -5,6 +5,7 @@
 
 mod commands_compare;
 mod commands_data;
+mod commands_generate;
 mod commands_index_bench;
 mod commands_judge;
 mod commands_run;
@@ -114,6 +115,9 @@ enum Command {
     /// Local models: list, pull, add, try.
     #[command(subcommand)]
     Models(models::ModelsCommand),
+    /// Generate question/answer pairs from a dataset's manuals (kept only with a verbatim,
+    /// supporting quote), or `--review` the generated pairs.
+    Generate(commands_generate::GenerateArgs),
     /// Import a dataset from another format.
     #[command(subcommand)]
     Import(commands_data::ImportCommand),
@@ -198,6 +202,7 @@ fn main() {
             fail_under,
             db,
         } => commands_data::export(&runs, format, &output, &fail_under, &db).map(|_| 0),
+        Command::Generate(args) => commands_generate::run(args),
         Command::Import(command) => commands_data::import(command).map(|_| 0),
         Command::Index { dataset, json } => commands_index_bench::index(&dataset, json).map(|_| 0),
         Command::Bench {

@@ -1,0 +1,131 @@
+//! Asking the model for one candidate pair: a question in one of the styles of real support
+//! traffic, its short answer, and a verbatim quote from the excerpt. The reply is constrained
+//! to a JSON schema, so it always parses unless it was cut off.
+
+use super::Rejection;
+use crate::corpus::Chunk;
+use crate::llm::{ChatMessage, FinishReason, GenerationParams, LanguageModel};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::AtomicBool;
+
+/// The prompt (minijinja), kept in a file so it can be read and tuned like the judges'.
+pub const GENERATE_PROMPT: &str = include_str!("../../prompts/generate.md");
+
+/// How the question is phrased, after the kinds of message support teams receive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum QuestionStyle {
+    /// A few search words: "warranty contact phone".
+    Keyword,
+    /// A whole customer message that names the product and the situation.
+    Message,
+    /// A question that does not name the product: asked from the product's page, so the
+    /// pair is scoped to its document (`doc` set).
+    Scoped,
+}
+
+impl QuestionStyle {
+    pub const ALL: [QuestionStyle; 3] = [Self::Keyword, Self::Message, Self::Scoped];
+
+    pub fn tag(self) -> &'static str {
+        match self {
+            Self::Keyword => "keyword",
+            Self::Message => "message",
+            Self::Scoped => "scoped",
+        }
+    }
+
+    fn instruction(self) -> &'static str {
+        match self {
+            Self::Keyword => {
+                "phrased as a terse search query of three to six keywords, the way people type into a \
+                 search box (for example: warranty contact phone)"
+            }
+            Self::Message => {
+                "phrased as a complete message from a customer: one to three sentences that name the \
+                 product and describe their situation"
+            }
+            Self::Scoped => {
+                "phrased as a short question that does not name the product (the customer is already \
+                 on the product's page)"
+            }
+        }
+    }
+}
+
+/// The model's reply, as the schema forces it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RawPair {
+    pub question: String,
+    pub answer: String,
+    pub quote: String,
+}
+
+/// Most tokens of a reply: the grammar's string limits fit well within it.
+const MAX_REPLY_TOKENS: usize = 240;
+
+/// The reply's grammar: a JSON object whose quote can only be a run of whole words of the
+/// excerpt (llguidance's `substring_words`), followed by the question and the answer. The
+/// quote comes first: small models quote well before they have written their own words, and
+/// even the 0.5B model paraphrased most quotes when it was free to (0 of 6 verbatim on the
+/// sample manuals). The pair is still checked against the excerpt afterwards.
+fn reply_grammar(excerpt: &str) -> Result<String, Rejection> {
+    // Inside a JSON string the excerpt appears escaped; with whitespace made plain spaces the
+    // only escapes left are \" and \\, which never split across llguidance's word chunks.
+    let plain: String = excerpt.chars().map(|c| if c.is_whitespace() || c.is_control() { ' ' } else { c }).collect();
+    let escaped = serde_json::to_string(&plain).map_err(|e| Rejection::ModelFailed(e.to_string()))?;
+    let inner = &escaped[1..escaped.len() - 1];
+    let words = serde_json::to_string(inner).map_err(|e| Rejection::ModelFailed(e.to_string()))?;
+    Ok(format!(
+        r#"start: "{{\"quote\": \"" QUOTE "\", \"question\": " question ", \"answer\": " answer "}}"
+question: %json {{"type": "string", "minLength": 3, "maxLength": 300}}
+answer: %json {{"type": "string", "minLength": 1, "maxLength": 160}}
+QUOTE: %regex {{"substring_words": {words}}}
+"#
+    ))
+}
+
+/// The chat prompt for one candidate.
+pub fn candidate_prompt(model: &LanguageModel, product: &str, chunk: &Chunk, style: QuestionStyle) -> Result<String, Rejection> {
+    let mut env = minijinja::Environment::new();
+    let failed = |e: &dyn std::fmt::Display| Rejection::ModelFailed(format!("generation prompt: {e}"));
+    env.add_template("generate", GENERATE_PROMPT).map_err(|e| failed(&e))?;
+    let user = env
+        .get_template("generate")
+        .and_then(|t| {
+            t.render(minijinja::context! {
+                product => product,
+                excerpt => chunk.text,
+                style => style.instruction(),
+            })
+        })
+        .map_err(|e| failed(&e))?;
+    model.chat_prompt(&[ChatMessage::user(user)]).map_err(|e| failed(&e))
+}
+
+/// Ask the model once. Sampling (seeded) rather than greedy: a second attempt on the same
+/// excerpt must be able to give a different pair.
+pub fn ask_for_pair(
+    model: &LanguageModel,
+    prompt: &str,
+    excerpt: &str,
+    seed: u64,
+    cancel: Option<&AtomicBool>,
+) -> Result<RawPair, Rejection> {
+    let params = GenerationParams {
+        max_tokens: MAX_REPLY_TOKENS,
+        temperature: 0.7,
+        top_p: Some(0.9),
+        seed,
+        ..GenerationParams::default()
+    };
+    let generation = model
+        .generate_lark(prompt, &reply_grammar(excerpt)?, &params, &mut |_| {}, cancel)
+        .map_err(|e| Rejection::ModelFailed(e.to_string()))?;
+    match generation.finish {
+        FinishReason::MaxTokens | FinishReason::ContextFull => return Err(Rejection::CutShort),
+        FinishReason::Cancelled => return Err(Rejection::Cancelled),
+        _ => {}
+    }
+    serde_json::from_str(&generation.text).map_err(|e| Rejection::Unparsable(e.to_string()))
+}
