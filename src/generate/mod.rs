@@ -12,7 +12,7 @@ mod candidate;
 mod check;
 pub mod review;
 
-pub use candidate::{QuestionStyle, GENERATE_PROMPT};
+pub use candidate::{QuestionStyle, RawPair, GENERATE_PROMPT};
 pub use check::{find_verbatim, question_similarity, DUPLICATE_SIMILARITY, MIN_QUOTE_WORDS};
 pub use review::{apply_review, generated_path, pending_pairs, ReviewDecision, ReviewOutcome, GENERATED_FILE};
 
@@ -172,15 +172,17 @@ pub enum GenerateProgress {
     Candidate { doc: String, kept: usize, wanted: usize, outcome: String },
 }
 
-/// One candidate that passed every check.
-struct KeptPair {
-    question: String,
-    answer: String,
-    quote: String,
+/// A candidate that passed every check; `quote` is the excerpt's own text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeptPair {
+    pub question: String,
+    pub answer: String,
+    pub quote: String,
 }
 
-/// The model's output for one excerpt, checked.
-fn checked_pair(
+/// Ask the model for a candidate on `chunk` and check it.
+#[allow(clippy::too_many_arguments)] // one call site; a struct would only rename them
+fn ask_and_check(
     model: &LanguageModel,
     checker: &mut JudgePanel,
     product: &str,
@@ -193,6 +195,18 @@ fn checked_pair(
     let prompt = candidate::candidate_prompt(model, product, chunk, style)?;
     let raw = candidate::ask_for_pair(model, &prompt, &chunk.text, seed, Some(cancel))?;
     tracing::debug!(question = raw.question, answer = raw.answer, quote = raw.quote, "candidate pair");
+    check_candidate(&raw, chunk, known_questions, checker)
+}
+
+/// The checks, cheapest first: non-empty fields, the quote verbatim in the excerpt and long
+/// enough, the answer's words in the quote, no near copy among `known_questions` (id, text),
+/// and last the support judge.
+pub fn check_candidate(
+    raw: &RawPair,
+    chunk: &Chunk,
+    known_questions: &[(String, String)],
+    checker: &mut JudgePanel,
+) -> Result<KeptPair, Rejection> {
     let (question, answer) = (raw.question.trim(), raw.answer.trim());
     if question.is_empty() {
         return Err(Rejection::EmptyField("question"));
@@ -350,7 +364,7 @@ pub fn generate_pairs(
             let style = QuestionStyle::ALL[(tally.candidates + doc_index) % QuestionStyle::ALL.len()];
             let seed = doc_seed.wrapping_add(tally.candidates as u64);
             tally.candidates += 1;
-            let outcome = checked_pair(model, checker, &product, chunk, style, seed, &known, cancel);
+            let outcome = ask_and_check(model, checker, &product, chunk, style, seed, &known, cancel);
             let described = match outcome {
                 Ok(kept) => {
                     let id = next_id(&file.id, &mut taken);
