@@ -68,3 +68,38 @@ fn rag_matrix_run_with_smollm2() {
         assert_eq!(cached["answer"], generated["answer"], "greedy is deterministic");
     }
 }
+
+#[path = "llm_common/mod.rs"]
+mod llm_common;
+
+/// After an answer that ended on its own, the model names its sources: only numbers of the
+/// excerpts shown (or `none`), and the shown answer leaves the list out.
+#[test]
+fn a_finished_answer_names_its_sources_from_the_excerpts_shown() {
+    use assay::llm::{ChatMessage, FinishReason, GenerationParams};
+    use assay::target::{answer_text, answer_with_sources, cited_ids, SOURCES_CUE};
+    let Some(model) = llm_common::smollm2() else { return };
+    let excerpts = [
+        "Excerpt [1]\nThe Summit Stove 2 weighs 88 g without its case.",
+        "Excerpt [2]\nParis is the capital of France.",
+        "Excerpt [3]\nThe AquaPure 500 filters 2,000 litres.",
+    ];
+    let user = format!(
+        "Answer using only the numbered excerpts below.\n\n{}\n\nQuestion: What is the capital of France? Answer in one short sentence.",
+        excerpts.join("\n\n")
+    );
+    let prompt = model.chat_prompt(&[ChatMessage::user(user)]).unwrap();
+    let params = GenerationParams { max_tokens: 48, ..GenerationParams::default() };
+    let generation = answer_with_sources(&model, &prompt, &params, 3, None).unwrap();
+    assert_eq!(generation.finish, FinishReason::EndOfText, "{generation:?}");
+    let (answer, list) = generation.text.split_once(SOURCES_CUE).expect("the sources list follows the answer");
+    assert!(!answer.trim().is_empty());
+    assert!(list == "none]" || list.trim_end_matches(']').split(", ").all(|n| ["1", "2", "3"].contains(&n)), "{list:?}");
+    assert_eq!(answer_text(&generation.text), answer.trim());
+    let shown = ["doc#0", "doc#1", "doc#2"];
+    let cited = cited_ids(&generation.text, &shown);
+    assert!(cited.iter().all(|c| shown.contains(&c.as_str())));
+    if list != "none]" {
+        assert!(!cited.is_empty(), "a listed number is a citation");
+    }
+}

@@ -295,8 +295,8 @@ fn next_id(doc: &str, taken: &mut BTreeSet<String>) -> String {
     id
 }
 
-/// Generate pairs for `dataset` with `model`; `checker` holds the support judge (usually on
-/// the same model). Nothing is written here: see `write_pending`. Cancelling returns
+/// Generate pairs for `dataset` with `model`; `checker` holds the support judge (the CLI runs
+/// it on the judge model). Nothing is written here: see `write_pending`. Cancelling returns
 /// `GenerateError::Cancelled`.
 pub fn generate_pairs(
     dataset: &Dataset,

@@ -16,6 +16,7 @@ use super::error::{LlmError, Result};
 use super::generate::{FinishReason, Generation, GenerationParams};
 use super::gguf_tokenizer::ModelTokenizer;
 use super::model::LanguageModel;
+use super::prompt_state::PromptState;
 
 /// The model's vocabulary as llguidance sees it: each token's bytes, and our tokenizer for
 /// the text it forces.
@@ -109,7 +110,13 @@ impl LanguageModel {
                 })
             });
         }
-        self.generate_constrained(prompt, TopLevelGrammar::from_json_schema(schema), params, on_text, cancel)
+        let start = Instant::now();
+        let state = self.prefill_text(prompt)?;
+        let prompt_seconds = start.elapsed().as_secs_f64();
+        let mut generation =
+            self.generate_constrained(state, TopLevelGrammar::from_json_schema(schema), params, on_text, cancel)?;
+        generation.prompt_seconds = prompt_seconds;
+        Ok(generation)
     }
 
     /// Generate text in the language of a Lark grammar (llguidance's dialect: `%json {schema}`
@@ -123,12 +130,30 @@ impl LanguageModel {
         on_text: &mut dyn FnMut(&str),
         cancel: Option<&AtomicBool>,
     ) -> Result<Generation> {
-        self.generate_constrained(prompt, TopLevelGrammar::from_lark(grammar.to_string()), params, on_text, cancel)
+        let start = Instant::now();
+        let state = self.prefill_text(prompt)?;
+        let prompt_seconds = start.elapsed().as_secs_f64();
+        let mut generation = self.generate_lark_after(state, grammar, params, on_text, cancel)?;
+        generation.prompt_seconds = prompt_seconds;
+        Ok(generation)
+    }
+
+    /// `generate_lark` after a prompt the model has already read (e.g. a reply it just
+    /// wrote, followed by a cue).
+    pub fn generate_lark_after(
+        &self,
+        state: PromptState,
+        grammar: &str,
+        params: &GenerationParams,
+        on_text: &mut dyn FnMut(&str),
+        cancel: Option<&AtomicBool>,
+    ) -> Result<Generation> {
+        self.generate_constrained(state, TopLevelGrammar::from_lark(grammar.to_string()), params, on_text, cancel)
     }
 
     fn generate_constrained(
         &self,
-        prompt: &str,
+        mut state: PromptState,
         grammar: TopLevelGrammar,
         params: &GenerationParams,
         on_text: &mut dyn FnMut(&str),
@@ -138,9 +163,6 @@ impl LanguageModel {
         let parser = factory.create_parser(grammar).map_err(grammar_error)?;
         let mut constraint = Constraint::new(parser);
 
-        let start = Instant::now();
-        let mut state = self.prefill_text(prompt)?;
-        let prompt_seconds = start.elapsed().as_secs_f64();
         let prompt_tokens = state.tokens.len();
         let mut sampler = LogitsProcessor::from_sampling(
             params.seed,
@@ -216,7 +238,7 @@ impl LanguageModel {
             tokens: generated,
             prompt_tokens,
             finish,
-            prompt_seconds,
+            prompt_seconds: 0.0,
             decode_seconds: start.elapsed().as_secs_f64(),
         })
     }

@@ -7,9 +7,11 @@
 mod answers;
 mod rag;
 mod retrieve;
+mod sources;
 mod spec;
 
 pub use answers::{load_answers_file, AnswersFileTarget, ReplayedAnswer};
+pub use sources::{answer_text, answer_with_sources, SOURCES_CUE};
 pub use retrieve::{golden_chunks, RetrieveSetup, RetrieveTarget};
 pub use rag::{cited_ids, RagCache, RagPrompt, RagPromptError, RagTarget, DEFAULT_RAG_PROMPT};
 pub use spec::{

@@ -3,7 +3,10 @@
 //! model, and read the chunk ids the answer cites.
 //!
 //! Citations are taken only from ids the model was shown: an id it invents is not a citation.
+//! After the answer the model names its sources (see `sources`), so every finished answer has
+//! a citation list even from models that do not cite inline.
 
+use super::sources::{answer_text, answer_with_sources, SOURCES_CUE};
 use super::{Answer, RetrieveTarget, Target, TargetError};
 use crate::dataset::Question;
 use crate::llm::{ChatMessage, FinishReason, GenerationParams, LanguageModel};
@@ -166,12 +169,13 @@ impl Target for RagTarget {
         let key = self
             .cache
             .as_ref()
-            .map(|c| generation_key(&c.model_sha256, &prompt, &self.params));
+            // The cue in the key: answers stored before the sources step are not served.
+            .map(|c| generation_key(&c.model_sha256, &format!("{prompt}{SOURCES_CUE}"), &self.params));
         if let (Some(cache), Some(key)) = (&self.cache, &key) {
             if let Some(hit) = cache.generations.get(key).map_err(cache_error)? {
                 return Ok(Answer {
                     citations: cited_ids(&hit.text, &shown),
-                    text: hit.text.trim().to_string(),
+                    text: answer_text(&hit.text).to_string(),
                     retrieved,
                     prompt_tokens: Some(hit.prompt_tokens),
                     completion_tokens: Some(hit.completion_tokens),
@@ -180,9 +184,7 @@ impl Target for RagTarget {
                 });
             }
         }
-        let generation = self
-            .model
-            .generate(&prompt, &self.params, &mut |_| {}, self.cancel.as_deref())
+        let generation = answer_with_sources(&self.model, &prompt, &self.params, shown.len(), self.cancel.as_deref())
             .map_err(|e| TargetError::Failed(e.to_string()))?;
         let latency_ms = started.elapsed().as_millis() as u64;
         if let (Some(cache), Some(key)) = (&self.cache, &key) {
@@ -199,7 +201,7 @@ impl Target for RagTarget {
         }
         Ok(Answer {
             citations: cited_ids(&generation.text, &shown),
-            text: generation.text.trim().to_string(),
+            text: answer_text(&generation.text).to_string(),
             retrieved,
             prompt_tokens: Some(generation.prompt_tokens as u32),
             completion_tokens: Some(generation.tokens.len() as u32),
