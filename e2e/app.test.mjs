@@ -1,6 +1,7 @@
 // End-to-end test of the real desktop app: the built binary, driven through tauri-driver and
 // WebKitWebDriver, as a person would use it: import a dataset, start a run on the sample
-// dataset with a local model and a judge, watch it finish, open it, compare runs, export HTML.
+// dataset with a local model and a judge, watch it finish, open it, compare runs, export HTML,
+// review generated question/answer pairs in a copy of the sample dataset.
 // The database is a temporary file (two answer-file runs made by the real `assay` CLI first);
 // models come from the usual models folder. Screenshots of every view go to e2e/screenshots/,
 // light theme first, then the main views again with the system in dark mode.
@@ -11,7 +12,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, mkdirSync, readFileSync, existsSync } from "node:fs";
+import { mkdtempSync, writeFileSync, mkdirSync, readFileSync, existsSync, cpSync, copyFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import net from "node:net";
 import path from "node:path";
@@ -29,6 +30,8 @@ const env = { ...process.env, ASSAY_DB: db };
 const model = process.env.ASSAY_E2E_MODEL || "smollm2-135m-instruct";
 const ragLimit = 2;
 const maxTokens = 32;
+// A copy of the sample dataset with three generated pairs waiting for review (e2e/fixtures).
+const reviewed = path.join(work, "review-dataset");
 
 let driverProcess;
 let driver;
@@ -56,8 +59,9 @@ async function waitForPorts(ports, ms) {
 
 /** tauri-driver (and through it the app) with extra environment, e.g. a dark GTK theme. */
 async function launch(extraEnv = {}) {
+  // Its own process group, so quit() can end WebKitWebDriver and the app with it.
   driverProcess = spawn("tauri-driver", ["--port", "4444", "--native-port", "4445", "--native-driver", "/usr/bin/WebKitWebDriver"],
-    { env: { ...env, ...extraEnv }, stdio: ["ignore", "inherit", "inherit"] });
+    { env: { ...env, ...extraEnv }, stdio: ["ignore", "inherit", "inherit"], detached: true });
   await waitForPorts([4444, 4445], 30000);
   const capabilities = { browserName: "wry", "tauri:options": { application: app } };
   driver = await new Builder().usingServer("http://127.0.0.1:4444/").withCapabilities(capabilities).build();
@@ -71,6 +75,9 @@ async function quit() {
     driverProcess.kill();
     await exited;
   }
+  // An app that outlives its session (seen once under heavy load) holds the test's stderr
+  // open, and the test process would never exit.
+  try { if (driverProcess) process.kill(-driverProcess.pid, "SIGTERM"); } catch { /* the group is gone */ }
   // The ports must be free before the next launch.
   const end = Date.now() + 10000;
   while (Date.now() < end && ((await portOpen(4444)) || (await portOpen(4445)))) await new Promise((r) => setTimeout(r, 200));
@@ -265,6 +272,94 @@ test("a new run with a bad answers file shows the error inline", async () => {
   await shot("12-new-run-error");
 });
 
+test("generated pairs are reviewed in the dataset screen: edit and accept one, reject one, leave one", async () => {
+  // The index cache stays behind: the copy builds its own if it ever needs one.
+  cpSync(dataset, reviewed, { recursive: true, filter: (src) => path.basename(src) !== ".assay" });
+  copyFileSync(path.join(root, "e2e/fixtures/questions.generated.jsonl"), path.join(reviewed, "questions.generated.jsonl"));
+  const questionsFile = path.join(reviewed, "questions.jsonl");
+  const pendingFile = path.join(reviewed, "questions.generated.jsonl");
+  const questionsBefore = readFileSync(questionsFile, "utf8");
+  const pendingBefore = readFileSync(pendingFile, "utf8");
+  const [first, second, third] = pendingBefore.trim().split("\n").map((line) => JSON.parse(line));
+  const card = (pair) => `#review-pairs article[data-pair="${pair.id}"]`;
+
+  await nav("datasets");
+  await type("#dataset-path", reviewed);
+  await (await $("#dataset-open")).click();
+  // The screen first re-opens the last dataset (the sample): wait for the copy's view.
+  await driver.wait(async () => (await text("#review-jump").catch(() => "")) === "Review 3 generated pairs", 10000);
+  await (await $("#review-jump")).click();
+  assert.equal(await text(`${card(first)} .pair-scope`), "scoped to glacier-45");
+  assert.equal(await text(`${card(second)} .pair-scope`), "any document");
+  assert.equal(await text(`${card(first)} .pair-quote`), first.context);
+  // Model text that looks like markup comes through as text.
+  assert.equal(await text(`${card(third)} .pair-question`), third.question);
+  assert.equal((await $$(`${card(third)} .pair-question b`)).length, 0, "no markup parsed");
+
+  // An edit that empties the answer: the core refuses it inline and nothing changes on disk.
+  await (await $(`${card(first)} button[data-action="edit"]`)).click();
+  await (await $(`${card(first)} textarea.edit-answer`)).clear();
+  await (await $(`${card(first)} button[data-action="save"]`)).click();
+  await (await $("#review-apply")).click();
+  await driver.wait(async () => /answer.*empty/.test(await text("#review-error")), 10000);
+  assert.equal(readFileSync(questionsFile, "utf8"), questionsBefore);
+  assert.equal(readFileSync(pendingFile, "utf8"), pendingBefore);
+
+  // From the keyboard: Edit opens the editor on the question; Tab reaches the answer and
+  // "Accept edited", Enter presses it; Space on Reject rejects the second pair.
+  const editedQuestion = "What does the Glacier 45 cooler weigh empty?";
+  const editedAnswer = "11.8 kg when empty.";
+  await (await $(`${card(first)} button[data-action="edit"]`)).sendKeys(Key.ENTER);
+  let focused = await driver.switchTo().activeElement();
+  assert.match(await focused.getAttribute("class"), /edit-question/);
+  // Select the text so typing replaces it (WebKitWebDriver drops key chords such as Ctrl+A).
+  await driver.executeScript("arguments[0].select()", focused);
+  await focused.sendKeys(editedQuestion, Key.TAB);
+  focused = await driver.switchTo().activeElement();
+  assert.match(await focused.getAttribute("class"), /edit-answer/);
+  await focused.sendKeys(editedAnswer, Key.TAB);
+  focused = await driver.switchTo().activeElement();
+  assert.equal(await focused.getText(), "Accept edited");
+  await focused.sendKeys(Key.ENTER);
+  await (await $(`${card(second)} button[data-action="reject"]`)).sendKeys(Key.SPACE);
+  assert.equal(await text(`${card(first)} .badge`), "accept (edited)");
+  assert.equal(await text(`${card(first)} .pair-question`), editedQuestion);
+  assert.equal(await text(`${card(second)} .badge`), "reject");
+  assert.equal(await text(`${card(third)} .badge`), "undecided");
+  assert.equal(await text("#review-tally"), "1 to accept, 1 to reject, 1 undecided");
+  assert.equal(await text("#review-error"), "", "the error about the earlier decisions is gone");
+  await driver.executeScript("document.getElementById('review').scrollIntoView()");
+  await shot("16-review");
+
+  await (await $("#review-apply")).click();
+  // The screen re-reads the dataset and draws it anew (elements found meanwhile go stale):
+  // wait for the new view's last part, the remaining pair.
+  const remaining = async () => {
+    try {
+      if (!/^Accepted 1 pair/.test(await text("#review-status"))) return null;
+      return await Promise.all((await $$("#review-pairs article")).map((a) => a.getAttribute("data-pair")));
+    } catch { return null; }
+  };
+  await driver.wait(async () => (await remaining())?.length === 1, 15000);
+  assert.equal(await text("#review-status"), "Accepted 1 pair into the dataset, rejected 1; 1 still pending.");
+  assert.equal(await text("#review-error"), "");
+  // The questions list was re-read: the accepted pair is one of the dataset's questions now.
+  assert.match(await text("#question-count"), /of 91 questions/);
+  assert.equal(await text(`#dataset-questions tr[data-question="${first.id}"] td.question`), editedQuestion);
+  assert.deepEqual(await remaining(), [third.id]);
+  await shot("17-review-applied");
+
+  // On disk: the edited pair was appended with the tag "reviewed"; only the untouched pair waits.
+  const lines = readFileSync(questionsFile, "utf8").trim().split("\n");
+  assert.equal(lines.length, questionsBefore.trim().split("\n").length + 1);
+  assert.ok(readFileSync(questionsFile, "utf8").startsWith(questionsBefore), "existing questions untouched");
+  assert.deepEqual(JSON.parse(lines.at(-1)), {
+    ...first, question: editedQuestion, answer: editedAnswer, tags: ["generated", "scoped", "reviewed"],
+  });
+  const pendingAfter = readFileSync(pendingFile, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+  assert.deepEqual(pendingAfter, [third]);
+});
+
 test("in dark mode the main views follow the system theme", async () => {
   await quit();
   await launch({ GTK_THEME: "Adwaita:dark" });
@@ -281,4 +376,10 @@ test("in dark mode the main views follow the system theme", async () => {
   await nav("new");
   await $("#run-judges input");
   await shot("15-dark-new-run");
+  await nav("datasets");
+  await type("#dataset-path", reviewed);
+  await (await $("#dataset-open")).click();
+  await (await $(`#review-pairs article button[data-action="edit"]`)).click();
+  await driver.executeScript("document.getElementById('review').scrollIntoView()");
+  await shot("18-dark-review");
 });

@@ -10,6 +10,8 @@ fn main() {
         "cancel_run",
         "open_dataset",
         "read_manual",
+        "pending_pairs",
+        "apply_review",
         "import_dataset",
         "export_report",
         "list_models",

@@ -3,6 +3,7 @@
 
 use assay::compare::{compare_runs as core_compare, Comparison};
 use assay::dataset::{import_csv, import_eshop, load_dataset, CsvColumns, Question};
+use assay::generate::{ReviewDecision, ReviewOutcome};
 use assay::judge::spec::{default_judges_dir, load_all, JudgeMode};
 use assay::report::charts::{distribution_charts, mean_charts, run_means_chart};
 use assay::report::{load_report, to_json, write_report, ReportFormat, ReportOptions, RunReport};
@@ -180,6 +181,22 @@ pub async fn read_manual(dir: String, doc: String) -> Result<String, String> {
     }
     let bytes = std::fs::read(&file.path).map_err(|e| format!("{}: {e}", file.path.display()))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Generated pairs waiting for review in the dataset folder (`questions.generated.jsonl`),
+/// checked like the questions file; none when nothing was generated. A separate command from
+/// `open_dataset` so a bad pending file shows in the review section without hiding the dataset.
+#[tauri::command]
+pub async fn pending_pairs(dir: String) -> Result<Vec<Question>, String> {
+    let dataset = load_dataset(Path::new(&dir)).map_err(|e| e.to_string())?;
+    assay::generate::pending_pairs(&dataset).map_err(|e| e.to_string())
+}
+
+/// A reviewer's decisions: accepted pairs join the questions file, rejected ones are dropped,
+/// the rest stay pending. The core checks every decision before either file changes.
+#[tauri::command]
+pub async fn apply_review(dir: String, decisions: Vec<ReviewDecision>) -> Result<ReviewOutcome, String> {
+    assay::generate::apply_review(Path::new(&dir), &decisions).map_err(|e| e.to_string())
 }
 
 #[derive(Serialize)]

@@ -20,6 +20,8 @@ fn main() {
             commands::compare_runs,
             commands::open_dataset,
             commands::read_manual,
+            commands::pending_pairs,
+            commands::apply_review,
             commands::import_dataset,
             commands::export_report,
             commands::list_judges,

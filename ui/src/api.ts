@@ -60,6 +60,10 @@ export interface Question {
   citations?: string[]; refuse?: boolean; tags?: string[];
 }
 
+/** What a reviewer decided about one generated pair (the core's `ReviewDecision`). */
+export type ReviewDecision = { decision: "accept"; question: Question } | { decision: "reject"; id: string };
+export interface ReviewOutcome { accepted: number; rejected: number; pending: number }
+
 export interface DatasetView { root: string; name: string; description: string; fingerprint: string; questions: Question[]; documents: string[] }
 
 export interface StartRequest {
@@ -102,6 +106,8 @@ export const api = {
   compareRuns: (runs: string[]) => invoke<CompareView>("compare_runs", { runs, seed: null }),
   openDataset: (dir: string) => invoke<DatasetView>("open_dataset", { dir }),
   readManual: (dir: string, doc: string) => invoke<string>("read_manual", { dir, doc }),
+  pendingPairs: (dir: string) => invoke<Question[]>("pending_pairs", { dir }),
+  applyReview: (dir: string, decisions: ReviewDecision[]) => invoke<ReviewOutcome>("apply_review", { dir, decisions }),
   importDataset: (kind: string, file: string, corpus: string, output: string) =>
     invoke<{ output: string; questions: number; documents: number }>("import_dataset", { kind, file, corpus, output }),
   exportReport: (runs: string[], format: string, path: string | null) => invoke<string>("export_report", { runs, format, path }),

@@ -1,11 +1,13 @@
 // Datasets: open a dataset folder and browse its questions (filter by tag, document, refuse and
-// text), read a manual as plain text, and import eShopSupport JSON or CSV into a new dataset.
+// text), read a manual as plain text, review generated pairs (review.ts), and import
+// eShopSupport JSON or CSV into a new dataset.
 import { open } from "@tauri-apps/plugin-dialog";
 import { api, errorText, DatasetView, Question } from "../api";
 import { h, append, clear } from "../dom";
 import { keyboardRows } from "./table";
 import { count } from "../format";
 import { filterQuestions, QuestionFilter } from "./filter";
+import { renderReview } from "./review";
 
 let lastDataset = "";
 
@@ -14,26 +16,31 @@ export async function renderDatasets(area: HTMLElement): Promise<void> {
   const path = h("input", { id: "dataset-path", type: "text", value: lastDataset, placeholder: "dataset folder", spellcheck: "false" });
   const error = h("p", { class: "error", id: "dataset-error" });
   const content = h("div", { id: "dataset-content" });
-  const load = async () => {
+  // `message` is the outcome of a review just applied, shown once the dataset is re-read.
+  // Only the latest load draws: an earlier one still reading must not add a second view.
+  let latest = 0;
+  const load = async (dir: string, message = "") => {
+    const mine = ++latest;
     error.textContent = "";
     clear(content);
     try {
-      const view = await api.openDataset(path.value.trim());
-      lastDataset = path.value.trim();
-      browse(content, view);
+      const view = await api.openDataset(dir);
+      if (mine !== latest) return;
+      lastDataset = dir;
+      await browse(content, view, message, (m) => load(dir, m));
     } catch (e) {
-      error.textContent = errorText(e);
+      if (mine === latest) error.textContent = errorText(e);
     }
   };
   append(area,
     h("div", { class: "form" }, h("span", { class: "row" }, path,
-      h("button", { onclick: async () => { const p = await open({ directory: true }); if (typeof p === "string") { path.value = p; await load(); } } }, "Browse…"),
-      h("button", { id: "dataset-open", onclick: load }, "Open"))),
+      h("button", { onclick: async () => { const p = await open({ directory: true }); if (typeof p === "string") { path.value = p; await load(p); } } }, "Browse…"),
+      h("button", { id: "dataset-open", onclick: () => load(path.value.trim()) }, "Open"))),
     error, content, importForm());
-  if (lastDataset) await load();
+  if (lastDataset) await load(lastDataset);
 }
 
-function browse(area: HTMLElement, view: DatasetView): void {
+async function browse(area: HTMLElement, view: DatasetView, message: string, reload: (message: string) => Promise<void>): Promise<void> {
   const tags = [...new Set(view.questions.flatMap((q) => q.tags ?? []))].sort();
   const docs = [...new Set(view.questions.map((q) => q.doc).filter((d): d is string => !!d))].sort();
   const filter: QuestionFilter = { text: "", tag: "", doc: "", refuse: "" };
@@ -44,7 +51,7 @@ function browse(area: HTMLElement, view: DatasetView): void {
   };
   const text = h("input", { id: "question-search", type: "search", placeholder: "search questions" });
   text.addEventListener("input", () => { filter.text = text.value; apply(); });
-  const count = h("span", { class: "muted", id: "question-count" });
+  const shownCount = h("span", { class: "muted", id: "question-count" });
   const body = h("tbody");
   const rows = view.questions.map((q) => {
     const row = h("tr", { "data-question": q.id },
@@ -56,7 +63,7 @@ function browse(area: HTMLElement, view: DatasetView): void {
   const apply = () => {
     const shown = new Set(filterQuestions(view.questions, filter).map((q: Question) => q.id));
     for (const { q, row } of rows) row.hidden = !shown.has(q.id);
-    count.textContent = `${shown.size} of ${view.questions.length} questions`;
+    shownCount.textContent = `${shown.size} of ${view.questions.length} questions`;
   };
   const table = h("table", { class: "rows", id: "dataset-questions" },
     h("thead", {}, h("tr", {}, ...["id", "question", "reference", "doc", "tags", "refuse"].map((t) => h("th", {}, t)))), body);
@@ -65,15 +72,34 @@ function browse(area: HTMLElement, view: DatasetView): void {
     try { manual.textContent = await api.readManual(view.root, doc); } catch (e) { manual.textContent = errorText(e); }
   };
   keyboardRows(table, (row) => { const q = view.questions.find((x) => x.id === row.dataset.question); if (q?.doc) openManual(q.doc); });
+  // Generated pairs are reviewed below the questions; the button in the header leads there.
+  const review = h("section", { class: "review", id: "review", "aria-labelledby": "review-title" });
+  const toReview = h("button", { id: "review-jump", type: "button", hidden: true }, "");
+  toReview.addEventListener("click", () => {
+    review.scrollIntoView({ block: "start" });
+    review.querySelector<HTMLElement>("button:not([disabled])")?.focus();
+  });
   append(area,
-    h("h2", {}, view.name), h("p", { class: "muted" }, `${view.description} · fingerprint ${view.fingerprint.slice(0, 12)}`),
+    h("div", { class: "title-row" }, h("h2", {}, view.name), toReview),
+    h("p", { class: "muted" }, `${view.description} · fingerprint ${view.fingerprint.slice(0, 12)}`),
     h("div", { class: "filters" }, text, select("filter-tag", "tag", tags, "tag"), select("filter-doc", "doc", docs, "doc"),
-      select("filter-refuse", "refuse", ["yes", "no"], "refuse"), count),
+      select("filter-refuse", "refuse", ["yes", "no"], "refuse"), shownCount),
     h("section", { class: "split" }, h("div", { class: "scroll" }, table),
       h("aside", { class: "detail" }, h("h3", {}, "Manuals"),
         h("ul", { class: "chips" }, ...view.documents.map((d) => h("li", {}, h("button", { class: "chip", "data-doc": d, onclick: () => openManual(d) }, d)))),
-        manual)));
+        manual)),
+    review);
   apply();
+  const pending = await renderReview(review, view.root, message, reload);
+  if (pending) {
+    toReview.textContent = `Review ${count(pending, "generated pair")}`;
+    toReview.hidden = false;
+  }
+  if (message) {
+    // Back from Apply: keep the reviewer where they were, on the outcome.
+    review.scrollIntoView({ block: "start" });
+    document.getElementById("review-status")?.focus();
+  }
 }
 
 function importForm(): HTMLElement {
