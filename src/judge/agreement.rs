@@ -171,7 +171,9 @@ pub fn compare_with_labels(
     verdicts: &BTreeMap<String, BTreeMap<String, Option<String>>>,
     labels: &[HumanLabel],
 ) -> Result<Vec<Agreement>, String> {
-    let mut by_judge: BTreeMap<&str, (Vec<(usize, usize)>, usize)> = BTreeMap::new();
+    // Per judge: (judge's outcome index, human's outcome index) pairs, and the unscored count.
+    type Pairs = (Vec<(usize, usize)>, usize);
+    let mut by_judge: BTreeMap<&str, Pairs> = BTreeMap::new();
     for label in labels {
         let Some(outcomes) = outcomes_of.get(&label.judge) else { continue };
         let Some(judged) = verdicts.get(&label.id).and_then(|v| v.get(&label.judge)) else { continue };

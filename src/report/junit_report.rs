@@ -24,15 +24,15 @@ pub fn render(reports: &[RunReport], gates: &[Gate], timestamp: &str) -> String 
         for item in &report.items {
             let time = item.answer.as_ref().map(|a| a.latency_ms as f64 / 1000.0).unwrap_or(0.0);
             seconds += time;
-            let _ = write!(
+            let _ = writeln!(
                 cases,
-                "    <testcase classname=\"{}\" name=\"{}\" time=\"{time:.3}\">\n",
+                "    <testcase classname=\"{}\" name=\"{}\" time=\"{time:.3}\">",
                 escape(&format!("{}.{}", report.run.dataset, report.run.name)),
                 escape(&format!("{} {}", item.question.id, short(&item.question.question)))
             );
             if let Some(error) = &item.error {
                 errors += 1;
-                let _ = write!(cases, "      <error message=\"{}\" type=\"TargetError\"/>\n", escape(error));
+                let _ = writeln!(cases, "      <error message=\"{}\" type=\"TargetError\"/>", escape(error));
             } else {
                 let under: Vec<String> = gates
                     .iter()
@@ -47,9 +47,9 @@ pub fn render(reports: &[RunReport], gates: &[Gate], timestamp: &str) -> String 
                     .collect();
                 if !under.is_empty() {
                     failures += 1;
-                    let _ = write!(
+                    let _ = writeln!(
                         cases,
-                        "      <failure message=\"{}\" type=\"BelowThreshold\">{}</failure>\n",
+                        "      <failure message=\"{}\" type=\"BelowThreshold\">{}</failure>",
                         escape(&under.join("; ")),
                         escape(&format!(
                             "question: {}\nreference: {}\nanswer: {}",

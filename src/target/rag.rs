@@ -256,7 +256,8 @@ mod tests {
         let text = prompt
             .render("How long?", Some("stove"), &[("stove#1", "Five seconds.")])
             .unwrap();
-        assert!(text.contains("[stove#1]") && text.contains("How long?"));
+        // The default prompt numbers its excerpts (what the sources step refers to).
+        assert!(text.contains("Excerpt [1]\nFive seconds.") && text.contains("How long?"));
         let dir = tempfile::tempdir().unwrap();
         let bad = dir.path().join("bad.md");
         std::fs::write(&bad, "{{ questoin }}").unwrap();

@@ -94,7 +94,7 @@ pub fn golden_chunks(index: &CorpusIndex, question: &Question) -> BTreeSet<usize
                 .as_deref()
                 .and_then(|context| context_coverage(context, &chunk.text))
                 .is_some_and(|share| share >= CONTEXT_COVERAGE_THRESHOLD);
-            holds_context || question.citations.iter().any(|c| *c == chunk.id)
+            holds_context || question.citations.contains(&chunk.id)
         })
         .map(|(position, _)| position)
         .collect()

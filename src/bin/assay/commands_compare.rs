@@ -36,7 +36,8 @@ pub fn compare(
             let Some(diff) = comparison.diffs.iter().find(|d| d.metric == gate.metric) else {
                 continue;
             };
-            if !(diff.ci95_diff[0] >= gate.threshold) {
+            // Written so that a NaN bound (no pairs) fails the gate too.
+            if diff.ci95_diff[0].partial_cmp(&gate.threshold).is_none_or(|o| o.is_lt()) {
                 failures.push(format!(
                     "{} − {} on {}: lower bound {:.4} is under {}",
                     comparison.name_b, comparison.name_a, gate.metric, diff.ci95_diff[0], gate.threshold
