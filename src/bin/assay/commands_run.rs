@@ -4,7 +4,7 @@
 use crate::{terminal, DbArg};
 use assay::compare::{compare_runs, knowledge_removal, KnowledgeRemoval, ABSTENTION_JUDGE};
 use assay::dataset::{load_dataset, Dataset};
-use assay::report::{load_report, to_json, RunReport};
+use assay::report::{load_report, to_json, JsonExport, RunReport};
 use assay::run::{
     self, check_gates, parse_gate, KnowledgeArm, PreparedRun, Progress, ResumeRequest, RunRequest,
 };
@@ -234,10 +234,19 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         None => Vec::new(),
     };
     if args.json {
-        let mut json = serde_json::to_value(to_json(&reports))?;
-        if args.experiment.is_some() {
-            json["knowledge_removal"] = serde_json::to_value(&removals)?;
+        // Serialised straight from the structs (not through serde_json::Value, which widens
+        // f32 scores to f64) so `run --json` prints the same numbers as `export --format json`.
+        #[derive(serde::Serialize)]
+        struct RunJson<'a> {
+            #[serde(flatten)]
+            export: JsonExport,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            knowledge_removal: Option<&'a [KnowledgeRemoval]>,
         }
+        let json = RunJson {
+            export: to_json(&reports),
+            knowledge_removal: args.experiment.map(|_| removals.as_slice()),
+        };
         println!("{}", serde_json::to_string_pretty(&json)?);
     } else if args.experiment.is_some() {
         for (removal, pair) in removals.iter().zip(reports.chunks_exact(2)) {
