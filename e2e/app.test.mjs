@@ -1,13 +1,13 @@
 // End-to-end test of the real desktop app: the built binary, driven through tauri-driver and
-// WebKitWebDriver, as a person would use it: import a dataset, start a run on the sample
-// dataset with a local model and a judge, watch it finish, open it, compare runs, export HTML,
+// WebKitWebDriver, as a person would use it: import a dataset, run both default models on the
+// sample dataset with a judge, watch it finish, open a run, compare the two, export HTML,
 // review generated question/answer pairs in a copy of the sample dataset.
 // The database is a temporary file (two answer-file runs made by the real `assay` CLI first);
 // models come from the usual models folder. Screenshots of every view go to e2e/screenshots/,
 // light theme first, then the main views again with the system in dark mode.
 //
 // Needs: target/debug/assay and target/debug/assay-desktop (built with tauri/custom-protocol),
-// tauri-driver on PATH, WebKitWebDriver, an X display (xvfb-run), smollm2-135m-instruct
+// tauri-driver on PATH, WebKitWebDriver, an X display (xvfb-run), both default generator models
 // installed. scripts/desktop-test.sh sets all of that up.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -26,8 +26,12 @@ const shots = path.join(root, "e2e/screenshots");
 const work = mkdtempSync(path.join(tmpdir(), "assay-e2e-"));
 const db = path.join(work, "assay.sqlite");
 const env = { ...process.env, ASSAY_DB: db };
-// The small model keeps CI fast; a person would pick the default models the same way.
-const model = process.env.ASSAY_E2E_MODEL || "smollm2-135m-instruct";
+// Both default generator models answer (one experiment of two runs), judged by the smallest
+// model: a few questions and short answers keep CI fast; a person picks models the same way.
+const generators = (process.env.ASSAY_E2E_MODELS || "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct").split(",");
+const model = generators[0];
+const runName = "rag from the window";
+const runNames = generators.map((g) => `${runName} ${g}`);
 const ragLimit = 2;
 const maxTokens = 32;
 // A copy of the sample dataset with three generated pairs waiting for review (e2e/fixtures).
@@ -178,26 +182,32 @@ test("the models screen lists the registry with what is installed", async () => 
   await shot("05-models");
 });
 
-test("a rag run with a local model and a judge starts from the window, reports progress and finishes", async () => {
+test("both default models run as one experiment from the window, with progress, to the end", async () => {
   await nav("new");
   await type("#run-dataset", dataset);
   await (await $("#run-target")).sendKeys("rag");
-  const modelBox = await $(`#run-models input[value="${model}"]`);
-  await driver.wait(async () => await modelBox.isEnabled(), 10000);
-  await modelBox.click();
+  for (const generator of generators) {
+    const modelBox = await $(`#run-models input[value="${generator}"]`);
+    await driver.wait(async () => await modelBox.isEnabled(), 10000);
+    await modelBox.click();
+  }
   await (await $('#run-judges input[value="correct"]')).click();
   await (await $("#run-judge-model")).sendKeys(model);
   await type("#run-limit", String(ragLimit));
   await type("#run-max-tokens", String(maxTokens));
-  await type("#run-name", "rag from the window");
+  await type("#run-name", runName);
   await shot("06-new-run-form");
   await (await $("#run-start")).click();
   // Progress: the counter moves and running means appear before the end.
-  await driver.wait(async () => /^1 \/ \d+ items/.test(await text("#progress-counts")) || (await $$("#open-finished")).length > 0, 180000);
-  await driver.wait(until.elementLocated(By.css("#open-finished")), 300000);
+  await driver.wait(async () => /1 \/ \d+ items/.test(await text("#progress-counts")) || (await $$("#open-finished")).length > 0, 180000);
+  await driver.wait(until.elementLocated(By.css("#open-finished")), 600000);
   assert.match(await text("#progress-outcome"), /Run finished/);
-  assert.match(await text("#progress-counts"), new RegExp(`^${ragLimit} / ${ragLimit} items · [\\d.]+ items/s`));
-  const run = runByName("rag from the window");
+  const n = generators.length;
+  const counted = n > 1 ? `run ${n} of ${n} · ${ragLimit} / ${ragLimit} items` : `${ragLimit} / ${ragLimit} items`;
+  assert.match(await text("#progress-counts"), new RegExp(`^${counted} · [\\d.]+ items/s`));
+  const runs = runNames.map(runByName);
+  assert.ok(n === 1 || runs.every((r) => r.experiment && r.experiment === runs[0].experiment), "one experiment");
+  const run = runs[n - 1];
   // The running means shown at the end are the core's summary of the finished run.
   for (const [metric, summary] of Object.entries(run.summary)) {
     assert.equal(await text(`#progress-means tr[data-metric="${metric}"] td`), summary.mean.toFixed(3), metric);
@@ -205,13 +215,13 @@ test("a rag run with a local model and a judge starts from the window, reports p
   await shot("07-new-run-finished");
   assert.ok(run.config.max_tokens === maxTokens, "max tokens reached the core");
   await (await $("#open-finished")).click();
-  await driver.wait(async () => (await text("#run-title")) === "rag from the window", 15000);
+  await driver.wait(async () => (await text("#run-title")) === runNames[n - 1], 15000);
 });
 
 test("the run opens with cards, charts and a drill-down with the judge's verdict", async () => {
-  const run = runByName("rag from the window");
+  const run = runByName(runNames[runNames.length - 1]);
   assert.equal(run.items.length, ragLimit);
-  assert.match(await text("#run-meta"), new RegExp(`model ${model}.*judges correct on ${model}`));
+  assert.match(await text("#run-meta"), new RegExp(`model ${generators[generators.length - 1]}.*judges correct on ${model}`));
   assert.equal(await text('#summary-cards [data-metric="correct"] .value'), run.summary.correct.mean.toFixed(3));
   assert.ok((await $$("figure.chart svg")).length >= 2, "mean and distribution charts");
   await shot("08-run");
@@ -229,13 +239,13 @@ test("the run opens with cards, charts and a drill-down with the judge's verdict
   await shot("09-run-drilldown");
 });
 
-test("two runs compare with intervals, verdicts and side-by-side answers", async () => {
+test("the two models' runs compare with intervals, verdicts and side-by-side answers", async () => {
   await nav("runs");
   await $("#runs-table tbody tr");
   for (const row of await $$("#runs-table tbody tr")) {
     const name = await row.findElement(By.css("td.name")).getText();
     const box = await row.findElement(By.css("input[type=checkbox]"));
-    if ((name === "careful" || name === "sloppy") !== (await box.isSelected())) await box.click();
+    if (runNames.includes(name) !== (await box.isSelected())) await box.click();
   }
   await (await $("#compare-selected")).click();
   const row = await $('.comparison-table tr[data-metric="token_f1"]');
@@ -255,8 +265,7 @@ test("the comparison exports as HTML into the reports folder", async () => {
   const file = (await text("#export-status")).replace("Written: ", "");
   const html = readFileSync(file, "utf8");
   assert.match(html, /<svg/);
-  assert.match(html, /careful/);
-  assert.match(html, /sloppy/);
+  for (const name of runNames) assert.ok(html.includes(name), `${name} in the report`);
   await shot("11-export");
 });
 
@@ -367,7 +376,7 @@ test("in dark mode the main views follow the system theme", async () => {
   assert.equal(background, "rgb(20, 23, 29)", "the dark palette is in use");
   await $("#runs-table tbody tr");
   await shot("13-dark-runs");
-  await openRunNamed("rag from the window");
+  await openRunNamed(runNames[0]);
   const table = await $("#questions-table");
   await table.click();
   await table.sendKeys(Key.HOME);

@@ -1,25 +1,10 @@
-# Sourced by the test scripts: what building and end-to-end testing the desktop app needs on a
-# fresh Debian machine, installed only when missing. WebKitGTK and friends (Tauri's Linux list),
-# Xvfb, WebKitWebDriver (webkit2gtk-driver), tauri-driver 2.x, and the npm packages of ui/ and
-# e2e/.
-need=()
-for package in build-essential pkg-config file libssl-dev libwebkit2gtk-4.1-dev libxdo-dev \
-  libayatana-appindicator3-dev librsvg2-dev xvfb xauth webkit2gtk-driver fonts-dejavu-core; do
-  dpkg -s "$package" >/dev/null 2>&1 || need+=("$package")
-done
-if ((${#need[@]})); then
-  echo "== apt-get install ${need[*]}" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q
-  apt-get install -y -q --no-install-recommends "${need[@]}"
-fi
-
-export PATH="$HOME/.cargo/bin:$PATH"
-# 2.x: 3.0 pre-releases exist and change the command line.
-if ! command -v tauri-driver >/dev/null || ! tauri-driver --help 2>&1 | grep -q native-driver; then
-  echo "== cargo install tauri-driver ^2" >&2
-  cargo install tauri-driver --version '^2' --locked
-fi
+# Sourced by the desktop scripts: what building the desktop app needs on a fresh Debian machine,
+# installed only when missing: WebKitGTK and friends (Tauri's Linux list), Xvfb and
+# WebKitWebDriver (webkit2gtk-driver) for the end-to-end test, and the npm packages of ui/ and
+# e2e/. tauri-driver, which only the test needs, is installed by scripts/desktop-test.sh.
+source "$(dirname "${BASH_SOURCE[0]}")/system-packages.sh"
+install_missing build-essential pkg-config file libssl-dev libwebkit2gtk-4.1-dev libxdo-dev \
+  libayatana-appindicator3-dev librsvg2-dev xvfb xauth webkit2gtk-driver fonts-dejavu-core
 
 # npm install, not npm ci: optional packages for other platforms are missing from the registry
 # mirror and npm leaves them out of the lockfile (docs/desktop.md).

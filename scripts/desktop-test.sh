@@ -6,19 +6,22 @@
 # caller has just built the workspace.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=1
-[ "${1:-}" = "--no-build" ] && build=0
+source scripts/desktop-build.sh "$@"
 
-source scripts/desktop-packages.sh
-
-echo "== desktop: UI unit tests and bundle" >&2
-(cd ui && npm test && npm run build)
-
-if ((build)); then
-  echo "== desktop: build the CLI and the app (debug, UI embedded)" >&2
-  cargo build --workspace --bins --features assay-desktop/embed-ui
+export PATH="$HOME/.cargo/bin:$PATH"
+# 2.x: 3.0 pre-releases exist and change the command line.
+if ! command -v tauri-driver >/dev/null || ! tauri-driver --help 2>&1 | grep -q native-driver; then
+  echo "== cargo install tauri-driver ^2" >&2
+  cargo install tauri-driver --version '^2' --locked
 fi
-target/debug/assay models pull smollm2-135m-instruct >&2
+
+echo "== desktop: UI unit tests" >&2
+(cd ui && npm test)
+
+# The E2E runs both default generator models (ASSAY_E2E_MODELS overrides the list).
+for model in $(echo "${ASSAY_E2E_MODELS:-smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct}" | tr , ' '); do
+  target/debug/assay models pull "$model" >&2
+done
 
 echo "== desktop: end-to-end test of the app under Xvfb" >&2
 cd e2e

@@ -8,19 +8,7 @@
 # `--no-build` skips the cargo build when the caller has just built the workspace.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=1
-[ "${1:-}" = "--no-build" ] && build=0
-
-# WebKitGTK and the npm packages (the Tauri CLI is ui's @tauri-apps/cli), when missing.
-source scripts/desktop-packages.sh
-
-echo "== package: the UI bundle" >&2
-(cd ui && npm run build)
-
-if ((build)); then
-  echo "== package: the app (debug, UI embedded)" >&2
-  cargo build --workspace --bins --features assay-desktop/embed-ui
-fi
+source scripts/desktop-build.sh "$@"
 
 echo "== package: .deb from target/debug/assay-desktop" >&2
 rm -rf target/debug/bundle/deb
