@@ -9,10 +9,10 @@
 # of 90: on 2 CPU cores each question costs about a minute; set it to 90 for all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/system-packages.sh
-
-echo "== build" >&2
-cargo build --bins
+# The workspace's one debug build (CLI and desktop app), the build scripts/test.sh and the
+# desktop scripts reuse: building the core alone would resolve its dependencies' features
+# differently and compile most of them twice.
+source scripts/desktop-build.sh
 
 assay=target/debug/assay
 out=target/assay-demo

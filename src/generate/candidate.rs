@@ -64,6 +64,11 @@ pub struct RawPair {
 /// Most tokens of a reply: the grammar's string limits fit well within it.
 const MAX_REPLY_TOKENS: usize = 240;
 
+/// Longest question and answer the grammar allows. A reply that reaches either limit was cut
+/// there by the grammar, mid-word as often as not, and is rejected as cut short.
+const QUESTION_MAX_CHARS: usize = 300;
+const ANSWER_MAX_CHARS: usize = 160;
+
 /// The reply's grammar: a JSON object whose quote can only be a run of whole words of the
 /// excerpt (llguidance's `substring_words`), followed by the question and the answer. The
 /// quote comes first: small models quote well before they have written their own words, and
@@ -78,8 +83,8 @@ fn reply_grammar(excerpt: &str) -> Result<String, Rejection> {
     let words = serde_json::to_string(inner).map_err(|e| Rejection::ModelFailed(e.to_string()))?;
     Ok(format!(
         r#"start: "{{\"quote\": \"" QUOTE "\", \"question\": " question ", \"answer\": " answer "}}"
-question: %json {{"type": "string", "minLength": 3, "maxLength": 300}}
-answer: %json {{"type": "string", "minLength": 1, "maxLength": 160}}
+question: %json {{"type": "string", "minLength": 3, "maxLength": {QUESTION_MAX_CHARS}}}
+answer: %json {{"type": "string", "minLength": 1, "maxLength": {ANSWER_MAX_CHARS}}}
 QUOTE: %regex {{"substring_words": {words}}}
 "#
     ))
@@ -127,5 +132,9 @@ pub fn ask_for_pair(
         FinishReason::Cancelled => return Err(Rejection::Cancelled),
         _ => {}
     }
-    serde_json::from_str(&generation.text).map_err(|e| Rejection::Unparsable(e.to_string()))
+    let pair: RawPair = serde_json::from_str(&generation.text).map_err(|e| Rejection::Unparsable(e.to_string()))?;
+    if pair.question.chars().count() >= QUESTION_MAX_CHARS || pair.answer.chars().count() >= ANSWER_MAX_CHARS {
+        return Err(Rejection::CutShort);
+    }
+    Ok(pair)
 }

@@ -100,7 +100,7 @@ impl Rejection {
 impl std::fmt::Display for Rejection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::CutShort => write!(f, "reply cut off at the token limit"),
+            Self::CutShort => write!(f, "reply cut off at a length limit (tokens, or the question's or answer's characters)"),
             Self::Unparsable(e) => write!(f, "reply is not the asked JSON: {e}"),
             Self::ModelFailed(e) => write!(f, "model failed: {e}"),
             Self::Cancelled => write!(f, "cancelled"),

@@ -23,6 +23,8 @@ pub struct JsonRun {
     pub created_at: String,
     pub finished_at: Option<String>,
     pub status: String,
+    /// The experiment the run belongs to (a matrix run's shared id), if any.
+    pub experiment: Option<String>,
     pub config: RunConfig,
     pub items_total: usize,
     pub items_done: usize,
@@ -69,6 +71,7 @@ fn json_run(report: &RunReport) -> JsonRun {
         created_at: run.created_at.clone(),
         finished_at: run.finished_at.clone(),
         status: run.status.as_str().to_string(),
+        experiment: run.experiment.clone(),
         config: run.config.clone(),
         items_total: run.total_items,
         items_done: report.items.len(),

@@ -40,6 +40,13 @@ pub struct JudgeBenchArgs {
     pub items: usize,
 }
 
+/// Which parts of the bench run (each can be left out: the model parts take long on CPU).
+pub struct BenchParts {
+    pub retrieval: bool,
+    pub models: bool,
+    pub judge: bool,
+}
+
 /// The generators and judges measured by default, when installed.
 const BENCH_MODELS: &[&str] = &[
     "smollm2-135m-instruct",
@@ -51,12 +58,12 @@ const BENCH_MODELS: &[&str] = &[
 pub fn bench(
     dataset_dir: &Path,
     models: Option<Vec<String>>,
-    skip_retrieval: bool,
+    parts: BenchParts,
     judge: JudgeBenchArgs,
     json: bool,
 ) -> anyhow::Result<()> {
     let registry = Registry::load()?;
-    let retrieval = if skip_retrieval {
+    let retrieval = if !parts.retrieval {
         None
     } else {
         let dataset = load_dataset(dataset_dir)?;
@@ -71,7 +78,11 @@ pub fn bench(
         eprintln!("== retrieval on {} and a generated corpus", dataset.manifest.name);
         Some(bench_retrieval(Some(&dataset), &options).context("retrieval bench")?)
     };
-    let ids: Vec<String> = models.unwrap_or_else(|| BENCH_MODELS.iter().map(|s| s.to_string()).collect());
+    let ids: Vec<String> = match (parts.models, models) {
+        (false, _) => Vec::new(),
+        (true, Some(ids)) => ids,
+        (true, None) => BENCH_MODELS.iter().map(|s| s.to_string()).collect(),
+    };
     let mut measured = Vec::new();
     let mut skipped = Vec::new();
     for id in ids {
@@ -84,6 +95,7 @@ pub fn bench(
         measured.push(bench_model(&model)?);
     }
     let judge = match registry.model_path(&judge.model) {
+        _ if !parts.judge => None,
         Err(_) => {
             skipped.push(format!("{} (judge bench)", judge.model));
             None

@@ -89,8 +89,15 @@ enum Command {
         /// Models to measure (default: the installed default models).
         #[arg(long, value_delimiter = ',')]
         models: Option<Vec<String>>,
+        /// Leave out retrieval quality and speed.
         #[arg(long)]
         skip_retrieval: bool,
+        /// Leave out the generation speed of the models.
+        #[arg(long)]
+        skip_models: bool,
+        /// Leave out the judge bench (choice mode against free text).
+        #[arg(long)]
+        skip_judge: bool,
         /// Choice-mode judge compared with free-text judging (and its model, and how many
         /// sample answers it judges).
         #[arg(long, default_value = "correct")]
@@ -216,6 +223,8 @@ fn main() {
             dataset,
             models,
             skip_retrieval,
+            skip_models,
+            skip_judge,
             judge,
             judge_model,
             judge_items,
@@ -223,7 +232,12 @@ fn main() {
             ..
         } => {
             let judge = commands_index_bench::JudgeBenchArgs { judge, model: judge_model, items: judge_items };
-            commands_index_bench::bench(&dataset, models, skip_retrieval, judge, json).map(|_| 0)
+            let parts = commands_index_bench::BenchParts {
+                retrieval: !skip_retrieval,
+                models: !skip_models,
+                judge: !skip_judge,
+            };
+            commands_index_bench::bench(&dataset, models, parts, judge, json).map(|_| 0)
         }
         Command::Judges(command) => commands_judge::run(command),
         Command::Agree { runs, labels, json, judges_dir, db } => {
