@@ -143,9 +143,11 @@ async function follow(panel: HTMLElement, runs: number, ended: () => void): Prom
         // A multi-model experiment sends one `finished` per run; wait for the last one.
         remaining -= 1;
         if (remaining > 0 && e.status === "finished") {
-          problems.append(h("li", {}, `run ${e.run_id} finished; ${remaining} to go`));
+          problems.append(h("li", { class: "note" }, `run ${e.run_id} finished; ${remaining} to go`));
           break;
         }
+        // The interim "finished; N to go" notes are stale once the last run has ended.
+        problems.querySelectorAll("li.note").forEach((note) => note.remove());
         cancel.remove();
         current.textContent = "";
         outcome.replaceChildren(`Run ${e.status}. `,
