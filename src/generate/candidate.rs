@@ -90,6 +90,11 @@ QUOTE: %regex {{"substring_words": {words}}}
     ))
 }
 
+/// Whether the grammar closed the question or the answer at its length limit.
+fn reached_length_limit(pair: &RawPair) -> bool {
+    pair.question.chars().count() >= QUESTION_MAX_CHARS || pair.answer.chars().count() >= ANSWER_MAX_CHARS
+}
+
 /// The chat prompt for one candidate.
 pub fn candidate_prompt(model: &LanguageModel, product: &str, chunk: &Chunk, style: QuestionStyle) -> Result<String, Rejection> {
     let mut env = minijinja::Environment::new();
@@ -133,8 +138,26 @@ pub fn ask_for_pair(
         _ => {}
     }
     let pair: RawPair = serde_json::from_str(&generation.text).map_err(|e| Rejection::Unparsable(e.to_string()))?;
-    if pair.question.chars().count() >= QUESTION_MAX_CHARS || pair.answer.chars().count() >= ANSWER_MAX_CHARS {
+    if reached_length_limit(&pair) {
         return Err(Rejection::CutShort);
     }
     Ok(pair)
+}
+
+#[cfg(test)]
+mod length_limit_tests {
+    use super::*;
+
+    fn pair(question: &str, answer: &str) -> RawPair {
+        RawPair { question: question.into(), answer: answer.into(), quote: String::new() }
+    }
+
+    #[test]
+    fn a_reply_at_either_limit_was_cut_by_the_grammar() {
+        assert!(!reached_length_limit(&pair("How long is the warranty?", "5 years")));
+        // Characters, not bytes: 159 two-byte characters are still under the limit.
+        assert!(!reached_length_limit(&pair("Q?", &"é".repeat(ANSWER_MAX_CHARS - 1))));
+        assert!(reached_length_limit(&pair("Q?", &"a".repeat(ANSWER_MAX_CHARS))));
+        assert!(reached_length_limit(&pair(&"q".repeat(QUESTION_MAX_CHARS), "5 years")));
+    }
 }
