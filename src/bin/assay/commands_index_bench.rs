@@ -63,9 +63,7 @@ pub fn bench(
     json: bool,
 ) -> anyhow::Result<()> {
     let registry = Registry::load()?;
-    let retrieval = if !parts.retrieval {
-        None
-    } else {
+    let retrieval = if parts.retrieval {
         let dataset = load_dataset(dataset_dir)?;
         let minilm_dir: Option<PathBuf> = registry
             .model_path(EMBEDDING_MODEL_ID)
@@ -77,6 +75,8 @@ pub fn bench(
         };
         eprintln!("== retrieval on {} and a generated corpus", dataset.manifest.name);
         Some(bench_retrieval(Some(&dataset), &options).context("retrieval bench")?)
+    } else {
+        None
     };
     let ids: Vec<String> = match (parts.models, models) {
         (false, _) => Vec::new(),

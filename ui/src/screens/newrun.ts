@@ -142,12 +142,8 @@ async function follow(panel: HTMLElement, runs: number, ended: () => void): Prom
       case "finished":
         // A multi-model experiment sends one `finished` per run; wait for the last one.
         remaining -= 1;
-        if (remaining > 0 && e.status === "finished") {
-          problems.append(h("li", { class: "note" }, `run ${e.run_id} finished; ${remaining} to go`));
-          break;
-        }
-        // The interim "finished; N to go" notes are stale once the last run has ended.
-        problems.querySelectorAll("li.note").forEach((note) => note.remove());
+        // The counts line already says "run N of M", so an interim finish needs no note.
+        if (remaining > 0 && e.status === "finished") break;
         cancel.remove();
         current.textContent = "";
         outcome.replaceChildren(`Run ${e.status}. `,
