@@ -252,7 +252,8 @@ test("the two models' runs compare with intervals, verdicts and side-by-side ans
   const cells = await row.findElements(By.css("td"));
   assert.equal(cells.length, 7);
   assert.match(await cells[2].getText(), /^[+-]?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\]$/);
-  assert.match(await cells[3].getText(), /better|no significant difference/);
+  // Two questions per run: too few pairs for any verdict, whatever the scores.
+  assert.equal(await cells[3].getText(), "too few pairs for a verdict");
   assert.ok((await $$(".disagreements .pair")).length > 0, "most-disagreeing questions shown");
   await shot("10-compare");
 });

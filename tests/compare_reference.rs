@@ -4,7 +4,7 @@
 //! Carlo estimate on both sides (different generators), so it must agree within 0.01 — about
 //! five times the spread of the 10,000-resample estimate on these sizes.
 
-use assay::compare::{paired_diff, sign_test_p, Verdict};
+use assay::compare::{paired_diff, sign_test_p, Verdict, MIN_PAIRS_FOR_VERDICT};
 use serde_json::Value;
 
 fn reference() -> Value {
@@ -40,7 +40,9 @@ fn paired_statistics_agree_with_scipy() {
         for (got, want) in diff.ci95_diff.iter().zip(&want_ci) {
             assert!((got - want).abs() < 0.01, "{name}: ci {:?} vs {want_ci:?}", diff.ci95_diff);
         }
-        let expected = if want_ci[0] > 0.0 {
+        let expected = if pairs.len() < MIN_PAIRS_FOR_VERDICT {
+            Verdict::TooFewPairs
+        } else if want_ci[0] > 0.0 {
             Verdict::BBetter
         } else if want_ci[1] < 0.0 {
             Verdict::ABetter
@@ -62,4 +64,18 @@ fn sign_test_agrees_with_scipy_binomtest() {
         // Relative agreement: the p-values of big samples are tiny.
         assert!((got - p).abs() <= 1e-9 * p || (got - p).abs() < 1e-12, "{w}/{l}: {got} vs {p}");
     }
+}
+
+/// A consistent gain on a handful of questions gets no verdict until there are enough pairs:
+/// the bootstrap interval of 3 equal gains is [g, g] and would otherwise say "better".
+#[test]
+fn a_verdict_needs_enough_pairs() {
+    let pairs = |n: usize| -> Vec<(String, f64, f64)> { (0..n).map(|i| (format!("q{i}"), 0.2, 0.9)).collect() };
+    for n in 1..MIN_PAIRS_FOR_VERDICT {
+        let diff = paired_diff("m", &pairs(n), 0, 7);
+        assert_eq!(diff.verdict, Verdict::TooFewPairs, "{n} pairs");
+        assert!(diff.ci95_diff[0] > 0.0, "the interval alone would have called it");
+    }
+    assert_eq!(paired_diff("m", &pairs(MIN_PAIRS_FOR_VERDICT), 0, 7).verdict, Verdict::BBetter);
+    assert_eq!(paired_diff("m", &[], 0, 7).verdict, Verdict::NoPairs);
 }

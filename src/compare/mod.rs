@@ -10,5 +10,5 @@ mod paired;
 mod sign_test;
 
 pub use knowledge::{knowledge_removal, KnowledgeRemoval, ABSTENTION_JUDGE};
-pub use paired::{compare_runs, paired_diff, Comparison, Disagreement, PairedDiff, Verdict};
+pub use paired::{compare_runs, paired_diff, Comparison, Disagreement, PairedDiff, Verdict, MIN_PAIRS_FOR_VERDICT};
 pub use sign_test::sign_test_p;

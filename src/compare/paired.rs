@@ -17,9 +17,16 @@ pub enum Verdict {
     /// The interval of B − A lies above zero.
     BBetter,
     NoSignificantDifference,
+    /// Fewer than `MIN_PAIRS_FOR_VERDICT` questions scored in both runs.
+    TooFewPairs,
     /// No question scored in both runs.
     NoPairs,
 }
+
+/// Fewer pairs than this get no verdict. On a handful of questions the percentile bootstrap's
+/// interval is too narrow (it undercovers), and two or three pairs can exclude zero by chance;
+/// even five wins out of five is not significant for the sign test (p = 0.0625).
+pub const MIN_PAIRS_FOR_VERDICT: usize = 10;
 
 impl Verdict {
     pub fn describe(self, a: &str, b: &str) -> String {
@@ -27,6 +34,7 @@ impl Verdict {
             Verdict::ABetter => format!("{a} better"),
             Verdict::BBetter => format!("{b} better"),
             Verdict::NoSignificantDifference => "no significant difference".into(),
+            Verdict::TooFewPairs => format!("too few pairs for a verdict (under {MIN_PAIRS_FOR_VERDICT})"),
             Verdict::NoPairs => "no paired items".into(),
         }
     }
@@ -142,6 +150,7 @@ pub fn paired_diff(metric: &str, pairs: &[(String, f64, f64)], excluded: usize, 
     let ci_diff = paired_bootstrap_ci95(&diffs, seed);
     let verdict = match ci_diff {
         None => Verdict::NoPairs,
+        Some(_) if pairs.len() < MIN_PAIRS_FOR_VERDICT => Verdict::TooFewPairs,
         Some((lo, _)) if lo > 0.0 => Verdict::BBetter,
         Some((_, hi)) if hi < 0.0 => Verdict::ABetter,
         Some(_) => Verdict::NoSignificantDifference,

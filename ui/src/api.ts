@@ -43,7 +43,7 @@ export interface PairedDiff {
   metric: string; pairs: number; excluded: number; mean_a: number; ci95_a: [number, number];
   mean_b: number; ci95_b: [number, number]; mean_diff: number; ci95_diff: [number, number];
   wins: number; ties: number; losses: number; sign_test_p: number;
-  verdict: "a_better" | "b_better" | "no_significant_difference" | "no_pairs";
+  verdict: "a_better" | "b_better" | "no_significant_difference" | "too_few_pairs" | "no_pairs";
 }
 
 export interface Comparison { run_a: string; name_a: string; run_b: string; name_b: string; same_dataset: boolean; diffs: PairedDiff[] }

@@ -43,7 +43,8 @@ function picker(all: RunRecord[], chosen: string[]): HTMLElement {
 }
 
 const verdictText = (c: Comparison, v: string) =>
-  v === "a_better" ? `${c.name_a} better` : v === "b_better" ? `${c.name_b} better` : v === "no_pairs" ? "no paired items" : "no significant difference";
+  v === "a_better" ? `${c.name_a} better` : v === "b_better" ? `${c.name_b} better` : v === "no_pairs" ? "no paired items"
+  : v === "too_few_pairs" ? "too few pairs for a verdict" : "no significant difference";
 
 function comparisonTable(c: Comparison): HTMLElement {
   const rows = c.diffs.map((d) => h("tr", { "data-metric": d.metric },
