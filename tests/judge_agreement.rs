@@ -1,6 +1,8 @@
 //! Agreement statistics against scikit-learn / scipy values (scripts/judge_agreement_reference.py).
 
-use assay::judge::agreement::{agreement, cohen_kappa, read_labels, spearman, Weights};
+use std::collections::BTreeMap;
+
+use assay::judge::agreement::{agreement, cohen_kappa, compare_with_labels, read_labels, spearman, HumanLabel, JudgedItem, Weights};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -52,6 +54,29 @@ fn agreement_counts_confusion_and_accuracy() {
     assert_eq!(a.accuracy, 0.75);
     assert_eq!(a.unscored, 2);
     assert_eq!(a.n, 4);
+}
+
+/// A judge whose argmax says "Yes" to everything but whose scores rank the items right:
+/// kappa is undefined, the score Spearman shows the ranking.
+#[test]
+fn score_spearman_shows_a_ranking_behind_a_constant_label() {
+    let outcomes: BTreeMap<String, Vec<String>> = [("correct".to_string(), vec!["No".to_string(), "Yes".to_string()])].into();
+    let said = [("q1", "No", Some(0.55)), ("q2", "No", Some(0.60)), ("q3", "Yes", Some(0.80)), ("q4", "Yes", Some(0.90))];
+    let mut verdicts = BTreeMap::new();
+    let mut labels = Vec::new();
+    for (id, human, score) in said {
+        let judged = JudgedItem { label: Some("Yes".into()), score };
+        verdicts.insert(id.to_string(), BTreeMap::from([("correct".to_string(), judged)]));
+        labels.push(HumanLabel { id: id.into(), judge: "correct".into(), label: human.into(), note: None });
+    }
+    // q5 was left unscored by the judge: counted, not compared.
+    verdicts.insert("q5".into(), BTreeMap::from([("correct".to_string(), JudgedItem::default())]));
+    labels.push(HumanLabel { id: "q5".into(), judge: "correct".into(), label: "Yes".into(), note: None });
+    let a = &compare_with_labels(&outcomes, &verdicts, &labels).unwrap()[0];
+    assert_eq!((a.n, a.unscored, a.accuracy), (4, 1, 0.5));
+    assert_eq!(a.kappa, Some(0.0));
+    let want = spearman(&[0.0, 0.0, 1.0, 1.0], &[0.55, 0.60, 0.80, 0.90]).unwrap();
+    assert!((a.score_spearman.unwrap() - want).abs() < 1e-12 && want > 0.85, "{:?}", a.score_spearman);
 }
 
 #[test]

@@ -58,6 +58,9 @@ pub struct Agreement {
     /// Unweighted for two outcomes, quadratic-weighted for more.
     pub kappa: Option<f64>,
     pub spearman: Option<f64>,
+    /// Spearman between the human label and the judge's expected score: how well the judge
+    /// ranks the items even where its argmax threshold is off (None without scores).
+    pub score_spearman: Option<f64>,
     /// `confusion[human][judge]`, indexed like `outcomes`.
     pub confusion: Vec<Vec<usize>>,
 }
@@ -82,6 +85,7 @@ pub fn agreement(judge: &str, outcomes: &[String], pairs: &[(usize, usize)], uns
         accuracy,
         kappa: cohen_kappa(&confusion, weights),
         spearman: spearman(&human, &judged),
+        score_spearman: None,
         confusion,
     }
 }
@@ -164,15 +168,28 @@ fn pearson(a: &[f64], b: &[f64]) -> Option<f64> {
     Some(cov / (va * vb).sqrt())
 }
 
-/// Agreement of each judge in `verdicts` (question id → judge → label, None = unscored) with
-/// the human labels for that judge. Labels that are not an outcome of the judge are errors.
+/// What a judge said about one item: its label (None = unscored) and expected score.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JudgedItem {
+    pub label: Option<String>,
+    pub score: Option<f64>,
+}
+
+/// Agreement of each judge in `verdicts` (question id → judge → what it said) with the human
+/// labels for that judge. Labels that are not an outcome of the judge are errors.
 pub fn compare_with_labels(
     outcomes_of: &BTreeMap<String, Vec<String>>,
-    verdicts: &BTreeMap<String, BTreeMap<String, Option<String>>>,
+    verdicts: &BTreeMap<String, BTreeMap<String, JudgedItem>>,
     labels: &[HumanLabel],
 ) -> Result<Vec<Agreement>, String> {
-    // Per judge: (judge's outcome index, human's outcome index) pairs, and the unscored count.
-    type Pairs = (Vec<(usize, usize)>, usize);
+    /// Per judge: (human, judge) outcome index pairs, (human index, judge score) pairs, and
+    /// the unscored count.
+    #[derive(Default)]
+    struct Pairs {
+        labels: Vec<(usize, usize)>,
+        scores: Vec<(f64, f64)>,
+        unscored: usize,
+    }
     let mut by_judge: BTreeMap<&str, Pairs> = BTreeMap::new();
     for label in labels {
         let Some(outcomes) = outcomes_of.get(&label.judge) else { continue };
@@ -182,13 +199,23 @@ pub fn compare_with_labels(
             format!("label `{}` of {} is not an outcome of judge {} ({})", label.label, label.id, label.judge, outcomes.join(", "))
         })?;
         let entry = by_judge.entry(label.judge.as_str()).or_default();
-        match judged.as_deref().and_then(position) {
-            Some(j) => entry.0.push((human, j)),
-            None => entry.1 += 1,
+        match judged.label.as_deref().and_then(position) {
+            Some(j) => {
+                entry.labels.push((human, j));
+                if let Some(score) = judged.score {
+                    entry.scores.push((human as f64, score));
+                }
+            }
+            None => entry.unscored += 1,
         }
     }
     Ok(by_judge
         .into_iter()
-        .map(|(judge, (pairs, unscored))| agreement(judge, &outcomes_of[judge], &pairs, unscored))
+        .map(|(judge, pairs)| {
+            let mut a = agreement(judge, &outcomes_of[judge], &pairs.labels, pairs.unscored);
+            let (human, scores): (Vec<f64>, Vec<f64>) = pairs.scores.into_iter().unzip();
+            a.score_spearman = spearman(&human, &scores);
+            a
+        })
         .collect())
 }

@@ -1,7 +1,7 @@
 //! `assay judges list|show` and `assay agree`: judge specs and their agreement with humans.
 
 use anyhow::Context;
-use assay::judge::agreement::{compare_with_labels, read_labels, Agreement};
+use assay::judge::agreement::{compare_with_labels, read_labels, Agreement, JudgedItem};
 use assay::judge::spec::{default_judges_dir, load_all};
 use clap::Subcommand;
 use std::collections::BTreeMap;
@@ -86,14 +86,18 @@ pub fn agree(runs: &[String], labels: &[PathBuf], json: bool, judges_dir_arg: Op
     let store = assay::store::Store::open_existing(db).with_context(|| format!("opening {}", db.display()))?;
     let specs = load_all(judges_dir(judges_dir_arg).as_deref())?;
     let outcomes_of: BTreeMap<String, Vec<String>> = specs.iter().map(|(k, s)| (k.clone(), s.outcomes.clone())).collect();
-    let mut verdicts: BTreeMap<String, BTreeMap<String, Option<String>>> = BTreeMap::new();
+    let mut verdicts: BTreeMap<String, BTreeMap<String, JudgedItem>> = BTreeMap::new();
     let mut human = Vec::new();
     for (index, (run, labels_file)) in runs.iter().zip(labels).enumerate() {
         let record = store.find_run(run)?;
         // One key space per run: `0:q001` and `1:q001` are different items.
         let key = |id: &str| if runs.len() == 1 { id.to_string() } else { format!("{index}:{id}") };
         for item in store.items(&record.id)? {
-            let labels = item.verdicts.iter().map(|(judge, v)| (judge.clone(), v.label.clone())).collect();
+            let labels = item
+                .verdicts
+                .iter()
+                .map(|(judge, v)| (judge.clone(), JudgedItem { label: v.label.clone(), score: v.score }))
+                .collect();
             verdicts.insert(key(&item.question.id), labels);
         }
         for mut label in read_labels(labels_file)? {
@@ -118,16 +122,20 @@ fn fmt(value: Option<f64>) -> String {
 }
 
 pub fn print_agreements(agreements: &[Agreement]) {
-    println!("{:<14} {:>4} {:>9} {:>9} {:>7} {:>9}", "judge", "n", "unscored", "accuracy", "kappa", "spearman");
+    println!(
+        "{:<14} {:>4} {:>9} {:>9} {:>7} {:>9} {:>15}",
+        "judge", "n", "unscored", "accuracy", "kappa", "spearman", "score spearman"
+    );
     for a in agreements {
         println!(
-            "{:<14} {:>4} {:>9} {:>9} {:>7} {:>9}",
+            "{:<14} {:>4} {:>9} {:>9} {:>7} {:>9} {:>15}",
             a.judge,
             a.n,
             a.unscored,
             fmt(Some(a.accuracy)),
             fmt(a.kappa),
-            fmt(a.spearman)
+            fmt(a.spearman),
+            fmt(a.score_spearman)
         );
     }
     for a in agreements {
