@@ -45,16 +45,41 @@ print("sets of `datasets/trailgear` (careful and sloppy, 90 answers each), poole
 print("written by reading every answer (`labels-careful.jsonl`, `labels-sloppy.jsonl`).")
 print("`n` is the number of answers judged (the first questions of each set when the run was")
 print("limited with `ASSAY_AGREE_LIMIT`).")
-print("Kappa is Cohen's (quadratic-weighted for the 4-level `correctness`); Spearman is the rank")
-print("correlation of the judge's label with the human one. Choice mode cannot fail to parse:")
-print("`unscored` counts items the judge could not score for another reason.\n")
-print("| judge | model | n | unscored | accuracy | kappa | Spearman |")
-print("|---|---|---:|---:|---:|---:|---:|")
+print("Accuracy and kappa compare the judge's label (its most probable outcome) with the human")
+print("label; kappa is Cohen's (quadratic-weighted for the 4-level `correctness`), so 0 is chance.")
+print("Spearman is the rank correlation of the judge's label with the human one; *score Spearman*")
+print("ranks the judge's expected score instead, which shows a judge that orders answers well")
+print("even where its most probable label sits on the wrong side. Choice mode cannot fail to")
+print("parse: `unscored` counts items the judge could not score for another reason.\n")
+print("| judge | model | n | unscored | accuracy | kappa | Spearman | score Spearman |")
+print("|---|---|---:|---:|---:|---:|---:|---:|")
 rows = []
 for model in models:
     for a in json.load(open(f"{out}/{model}.json")):
         rows.append((a["judge"], model, a))
-for judge, model, a in sorted(rows, key=lambda r: (r[0], models.index(r[1]))):
-    print(f"| {judge} | {model} | {a['n']} | {a['unscored']} | {f(a['accuracy'])} | {f(a.get('kappa'))} | {f(a.get('spearman'))} |")
+rows.sort(key=lambda r: (r[0], models.index(r[1])))
+for judge, model, a in rows:
+    print(f"| {judge} | {model} | {a['n']} | {a['unscored']} | {f(a['accuracy'])} | {f(a.get('kappa'))} "
+          f"| {f(a.get('spearman'))} | {f(a.get('score_spearman'))} |")
+print(f"\n## Confusion matrices of {models[0]}\n")
+print("Rows are the human labels, columns the judge's.\n")
+for judge, model, a in rows:
+    if model != models[0]:
+        continue
+    print(f"**{judge}** (n {a['n']})\n")
+    print("| human \\ judge | " + " | ".join(a["outcomes"]) + " |")
+    print("|---|" + "---:|" * len(a["outcomes"]))
+    for outcome, row in zip(a["outcomes"], a["confusion"]):
+        print(f"| {outcome} | " + " | ".join(str(c) for c in row) + " |")
+    print()
+print("## How the prompts were chosen\n")
+print("The `correct` prompt was picked from five new wordings by running each with the 1.5B model")
+print("on the first 12 questions of both answer sets (24 answers) and keeping the one with")
+print("the best accuracy and ranking for the default judge model: a \"strict grader\" that names")
+print("what makes an answer wrong (a different number, unit, setting or instruction, or a missing")
+print("key fact). Four worked examples in the rubric made the 1.5B model worse, not better;")
+print("a rubric before the item (longer reused prefix) made the 1.5B model say No too often.")
+print("`correctness` uses the same wording with four grades. Those 24 answers are part of the")
+print("table above, so its first rows are not held out; the other 156 are.")
 PY
 cat docs/judge-agreement.md
