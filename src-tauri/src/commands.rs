@@ -13,12 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// `$ASSAY_DB`, else `<data dir>/assay/assay.sqlite`: the CLI's default, so CLI runs show up here.
 pub fn default_db() -> Result<PathBuf, String> {
-    if let Some(path) = std::env::var_os("ASSAY_DB").filter(|p| !p.is_empty()) {
-        return Ok(PathBuf::from(path));
-    }
-    let dirs = directories::ProjectDirs::from("", "", "assay")
-        .ok_or_else(|| "no home directory: set ASSAY_DB to a database file".to_string())?;
-    Ok(dirs.data_dir().join("assay.sqlite"))
+    assay::store::default_db_path().ok_or_else(|| "no home directory: set ASSAY_DB to a database file".to_string())
 }
 
 /// The store, created on first use so a new user sees an empty list rather than an error.

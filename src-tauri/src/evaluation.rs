@@ -7,7 +7,8 @@ use crate::commands::{default_db, open_store};
 use assay::dataset::load_dataset;
 use assay::judge::spec::default_judges_dir;
 use assay::retrieve::RetrievalMode;
-use assay::run::{self, Progress, ResumeRequest, RunRequest};
+use assay::llm::DeviceChoice;
+use assay::run::{self, ExperimentKind, ExperimentRequest, Progress, ResumeRequest, RunRequest};
 use assay::stats::summarize;
 use assay::store::Store;
 use serde::{Deserialize, Serialize};
@@ -23,18 +24,21 @@ use tauri::{AppHandle, Emitter, State};
 pub struct ActiveRun(Mutex<Option<Arc<AtomicBool>>>);
 
 /// What the New run screen asks for. `resume` names an interrupted run to finish instead.
-/// Several `models` (rag) run one after the other as one experiment, like `--model a,b`.
+/// Lists (`models`, `judge_models`, `top_ks`, `retrievals`) make a matrix and `experiment`
+/// names an experiment kind, exactly as the CLI's comma-separated flags do: the core plans it.
 #[derive(Deserialize)]
 pub struct StartRequest {
     dataset: String,
-    /// `answers:FILE`, `retrieve` or `rag`.
-    target: String,
+    /// `answers:FILE`, `retrieve` or `rag`; None lets the experiment choose (remove-context: rag).
+    target: Option<String>,
     metrics: Vec<String>,
     #[serde(default)]
     models: Vec<String>,
-    /// `bm25`, `dense` or `hybrid`.
-    retrieval: Option<String>,
-    top_k: Option<usize>,
+    /// Any of `bm25`, `dense`, `hybrid`; empty: the core's default.
+    #[serde(default)]
+    retrievals: Vec<String>,
+    #[serde(default)]
+    top_ks: Vec<usize>,
     limit: Option<usize>,
     /// Most tokens per generated answer (rag); the core's default when None.
     max_tokens: Option<usize>,
@@ -44,46 +48,64 @@ pub struct StartRequest {
     /// Judges to run on every answer (names from `list_judges`); empty: no judging.
     #[serde(default)]
     judges: Vec<String>,
-    /// Model for the judges; the core's default when None.
-    judge_model: Option<String>,
+    /// Models for the judges; empty: the core's default.
+    #[serde(default)]
+    judge_models: Vec<String>,
+    /// `remove-context`, or None for plain runs.
+    experiment: Option<String>,
 }
 
-/// The runs a request stands for: one, or one per model when several are picked.
-fn plan(request: &StartRequest, cancel: &Arc<AtomicBool>) -> Result<Vec<RunRequest>, String> {
+/// What `start_run` answers: the first run's id and how many runs the request stands for.
+#[derive(Serialize)]
+pub struct StartedRuns {
+    run_id: String,
+    runs: usize,
+}
+
+/// The runs a request stands for, planned by the core (the same planning as `assay run`).
+fn plan(request: &StartRequest, dataset_name: &str, cancel: &Arc<AtomicBool>) -> Result<Vec<RunRequest>, String> {
     if !request.metrics.is_empty() {
         assay::metrics::MetricSelection::parse(&request.metrics.join(",")).map_err(|e| e.to_string())?;
     }
-    let retrieval = match request.retrieval.as_deref().filter(|r| !r.is_empty()) {
-        Some(mode) => Some(mode.parse::<RetrievalMode>().map_err(|e| e.to_string())?),
+    let retrievals = request
+        .retrievals
+        .iter()
+        .map(|mode| mode.parse::<RetrievalMode>().map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let kind = match request.experiment.as_deref().filter(|e| !e.is_empty()) {
+        Some(kind) => Some(kind.parse::<ExperimentKind>()?),
         None => None,
     };
-    let models: Vec<Option<String>> =
-        if request.models.is_empty() { vec![None] } else { request.models.iter().cloned().map(Some).collect() };
-    let experiment = (models.len() > 1).then(run::new_experiment_id);
-    let name = request.name.clone().filter(|n| !n.trim().is_empty());
-    Ok(models
-        .into_iter()
-        .map(|model| RunRequest {
-            target: request.target.clone(),
+    let target = request.target.clone().filter(|t| !t.is_empty());
+    let experiment = ExperimentRequest {
+        base: RunRequest {
+            target: target.clone().unwrap_or_else(|| "rag".into()),
             metrics: request.metrics.clone(),
-            top_k: request.top_k,
+            top_k: None,
             limit: request.limit,
-            max_tokens: request.max_tokens,
             seed: request.seed,
-            name: match (&name, &model, &experiment) {
-                (Some(name), Some(m), Some(_)) => Some(format!("{name} {m}")),
-                (name, _, _) => name.clone(),
-            },
-            experiment: experiment.clone(),
-            model,
-            retrieval,
+            name: request.name.clone().filter(|n| !n.trim().is_empty()),
+            experiment: None,
+            model: None,
+            retrieval: None,
+            prompt: None,
+            max_tokens: request.max_tokens,
+            device: DeviceChoice::Cpu,
             cancel: Some(cancel.clone()),
             judges: request.judges.clone(),
-            judge_model: request.judge_model.clone().filter(|m| !m.trim().is_empty()),
+            judge_model: None,
             judges_dir: default_judges_dir(),
-            ..RunRequest::default()
-        })
-        .collect())
+            knowledge: None,
+        },
+        target_given: target.is_some(),
+        dataset_name: dataset_name.to_string(),
+        models: request.models.clone(),
+        judge_models: request.judge_models.iter().filter(|m| !m.trim().is_empty()).cloned().collect(),
+        top_ks: request.top_ks.clone(),
+        retrievals,
+        kind,
+    };
+    Ok(run::plan_experiment(&experiment))
 }
 
 /// One progress event as the window receives it.
@@ -115,7 +137,7 @@ fn emit(app: &AppHandle, event: ProgressEvent) {
 
 /// Prepare the run, start it on a worker thread and return its id once it is in the store.
 #[tauri::command]
-pub async fn start_run(app: AppHandle, state: State<'_, ActiveRun>, request: StartRequest) -> Result<String, String> {
+pub async fn start_run(app: AppHandle, state: State<'_, ActiveRun>, request: StartRequest) -> Result<StartedRuns, String> {
     let cancel = Arc::new(AtomicBool::new(false));
     {
         let mut active = state.0.lock().map_err(|_| "run state poisoned")?;
@@ -124,7 +146,7 @@ pub async fn start_run(app: AppHandle, state: State<'_, ActiveRun>, request: Sta
         }
         *active = Some(cancel.clone());
     }
-    let (ready_tx, ready_rx) = mpsc::channel::<Result<String, String>>();
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<StartedRuns, String>>();
     std::thread::spawn(move || worker(app, request, cancel, ready_tx));
     tauri::async_runtime::spawn_blocking(move || ready_rx.recv())
         .await
@@ -132,17 +154,23 @@ pub async fn start_run(app: AppHandle, state: State<'_, ActiveRun>, request: Sta
         .map_err(|_| "the run stopped before it started".to_string())?
 }
 
-fn worker(app: AppHandle, request: StartRequest, cancel: Arc<AtomicBool>, ready: mpsc::Sender<Result<String, String>>) {
+fn worker(app: AppHandle, request: StartRequest, cancel: Arc<AtomicBool>, ready: mpsc::Sender<Result<StartedRuns, String>>) {
     let setup = (|| {
         let dataset = load_dataset(Path::new(&request.dataset)).map_err(|e| e.to_string())?;
         let store = open_store()?;
         let plans = match &request.resume {
-            None => plan(&request, &cancel)?.into_iter().map(Plan::New).collect(),
+            None => plan(&request, &dataset.manifest.name, &cancel)?.into_iter().map(Plan::New).collect(),
             Some(reference) => vec![Plan::Resume(ResumeRequest {
                 run: reference.clone(),
+                target: None,
+                metrics: None,
+                top_k: None,
+                limit: None,
+                seed: None,
+                prompt: None,
+                device: DeviceChoice::Cpu,
                 cancel: Some(cancel.clone()),
                 judges_dir: default_judges_dir(),
-                ..ResumeRequest::default()
             })],
         };
         Ok::<_, String>((dataset, store, plans))
@@ -154,6 +182,7 @@ fn worker(app: AppHandle, request: StartRequest, cancel: Arc<AtomicBool>, ready:
             return;
         }
     };
+    let planned = plans.len();
     let mut ready = Some(ready);
     for plan in plans {
         let prepared = match &plan {
@@ -175,7 +204,7 @@ fn worker(app: AppHandle, request: StartRequest, cancel: Arc<AtomicBool>, ready:
         let mut target = prepared.target;
         let mut judges = prepared.judges;
         if let Some(ready) = ready.take() {
-            let _ = ready.send(Ok(record.id.clone()));
+            let _ = ready.send(Ok(StartedRuns { run_id: record.id.clone(), runs: planned }));
         }
         let started = Instant::now();
         let mut first_done: Option<usize> = None;

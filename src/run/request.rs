@@ -17,7 +17,7 @@ use std::sync::Arc;
 pub const DEFAULT_TOP_K: usize = 4;
 
 /// A new run's settings.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct RunRequest {
     /// `answers:FILE`, …
     pub target: String,
@@ -46,7 +46,7 @@ pub struct RunRequest {
 }
 
 /// Settings given again on resume; any that differ from the stored run make resume refuse.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ResumeRequest {
     /// Run id, unique prefix or name.
     pub run: String,

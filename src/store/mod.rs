@@ -63,6 +63,15 @@ pub struct Store {
     path: PathBuf,
 }
 
+/// The database both faces use when none is named: `$ASSAY_DB`, else `assay.sqlite` in the
+/// platform data dir. None when neither exists (no home directory).
+pub fn default_db_path() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("ASSAY_DB").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(path));
+    }
+    directories::ProjectDirs::from("", "", "assay").map(|dirs| dirs.data_dir().join("assay.sqlite"))
+}
+
 impl Store {
     /// Open the database at `path`, creating it (and its folder) when missing.
     pub fn open(path: &Path) -> Result<Store, StoreError> {

@@ -67,11 +67,14 @@ export interface ReviewOutcome { accepted: number; rejected: number; pending: nu
 export interface DatasetView { root: string; name: string; description: string; fingerprint: string; questions: Question[]; documents: string[] }
 
 export interface StartRequest {
-  dataset: string; target: string; metrics: string[]; models: string[]; retrieval: string | null; top_k: number | null;
+  dataset: string; target: string; metrics: string[]; models: string[]; retrievals: string[]; top_ks: number[];
   limit: number | null; seed: number | null; max_tokens: number | null;
   name: string | null; resume: string | null;
-  judges: string[]; judge_model: string | null;
+  judges: string[]; judge_models: string[]; experiment: string | null;
 }
+
+/** What start_run answers: the first run's id and how many runs the core planned. */
+export interface StartedRuns { run_id: string; runs: number }
 
 export interface JudgeChoice { name: string; description: string; outcomes: string[]; mode: "choice" | "claims"; source: string }
 export interface JudgesView { judges: JudgeChoice[]; default_model: string }
@@ -111,7 +114,7 @@ export const api = {
   importDataset: (kind: string, file: string, corpus: string, output: string) =>
     invoke<{ output: string; questions: number; documents: number }>("import_dataset", { kind, file, corpus, output }),
   exportReport: (runs: string[], format: string, path: string | null) => invoke<string>("export_report", { runs, format, path }),
-  startRun: (request: StartRequest) => invoke<string>("start_run", { request }),
+  startRun: (request: StartRequest) => invoke<StartedRuns>("start_run", { request }),
   cancelRun: () => invoke<boolean>("cancel_run"),
 };
 

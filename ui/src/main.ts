@@ -1,6 +1,7 @@
 // The app's frame: a sidebar of screens and the screen area. Each screen module renders into
-// the area; navigation passes what the next screen needs (a run id, selected runs).
+// the area; navigation (router.ts) passes what the next screen needs (a run id, selected runs).
 import { h, clear } from "./dom";
+import { go, onNavigate, Route, selection } from "./router";
 import { renderRuns } from "./screens/runs";
 import { renderRun } from "./screens/run";
 import { renderCompare } from "./screens/compare";
@@ -8,15 +9,6 @@ import { renderNewRun } from "./screens/newrun";
 import { renderDatasets } from "./screens/datasets";
 import { renderExport } from "./screens/export";
 import { renderModels } from "./screens/models";
-
-export type Route =
-  | { screen: "runs" }
-  | { screen: "run"; run: string }
-  | { screen: "compare"; runs: string[] }
-  | { screen: "new"; resume?: { run: string; dataset: string } }
-  | { screen: "datasets" }
-  | { screen: "models" }
-  | { screen: "export"; runs: string[] };
 
 const screens: { screen: Route["screen"]; label: string }[] = [
   { screen: "runs", label: "Runs" },
@@ -27,10 +19,7 @@ const screens: { screen: Route["screen"]; label: string }[] = [
   { screen: "export", label: "Export" },
 ];
 
-/** Runs ticked in the Runs list, shared by Compare and Export. */
-export const selection = new Set<string>();
-
-export function go(route: Route): void {
+function render(route: Route): void {
   const nav = document.getElementById("nav")!;
   const area = document.getElementById("screen")!;
   clear(nav);
@@ -68,4 +57,5 @@ function defaultRoute(screen: Route["screen"]): Route {
   }
 }
 
+onNavigate(render);
 go({ screen: "runs" });

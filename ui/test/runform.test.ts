@@ -3,8 +3,8 @@ import { startRequest, textModels, RunForm } from "../src/screens/runform";
 import type { ListedModel } from "../src/api";
 
 const blank: RunForm = {
-  dataset: " /data/trailgear ", target: "answers", answers: "", models: [], retrieval: "bm25", topK: "", metrics: "",
-  limit: "", seed: "0", maxTokens: "", name: "", judges: [], judgeModel: "qwen2.5-coder-1.5b-instruct",
+  dataset: " /data/trailgear ", target: "answers", answers: "", models: [], retrievals: ["bm25"], topKs: "", metrics: "",
+  limit: "", seed: "0", maxTokens: "", name: "", judges: [], judgeModels: ["qwen2.5-coder-1.5b-instruct"], experiment: "",
 };
 
 function model(id: string, arch: string, state: ListedModel["state"]): ListedModel {
@@ -17,26 +17,44 @@ describe("startRequest", () => {
     expect(startRequest(blank, null)).toEqual({ error: "Choose an answers file." });
     expect(startRequest({ ...blank, target: "rag" }, null)).toEqual({ error: "Pick at least one installed generator model." });
     expect(startRequest({ ...blank, answers: "a.jsonl", limit: "2.5" }, null)).toEqual({ error: "Limit must be a whole number." });
-    expect(startRequest({ ...blank, answers: "a.jsonl", topK: "-1" }, null)).toEqual({ error: "Top-k must be a whole number." });
+    const badTopK = { error: "Top-k must be whole numbers of 1 or more, separated by commas." };
+    expect(startRequest({ ...blank, answers: "a.jsonl", topKs: "-1" }, null)).toEqual(badTopK);
+    expect(startRequest({ ...blank, target: "rag", models: ["a"], topKs: "3,x" }, null)).toEqual(badTopK);
+    expect(startRequest({ ...blank, target: "rag", models: ["a"], topKs: "0" }, null)).toEqual(badTopK);
+    expect(startRequest({ ...blank, target: "retrieve", experiment: "remove-context" }, null)).toEqual({
+      error: "The knowledge-removal experiment needs the rag target (it removes chunks from retrieval).",
+    });
   });
 
   it("turns an answers replay into the shell's request", () => {
     const r = startRequest({ ...blank, answers: " a.jsonl ", metrics: "token_f1, rouge_l,", limit: "5", name: " mine " }, null);
     expect(r).toEqual({
       request: {
-        dataset: "/data/trailgear", target: "answers:a.jsonl", models: [], retrieval: null, top_k: null,
-        metrics: ["token_f1", "rouge_l"], limit: 5, max_tokens: null, seed: 0, name: "mine", resume: null, judges: [], judge_model: null,
+        dataset: "/data/trailgear", target: "answers:a.jsonl", models: [], retrievals: [], top_ks: [],
+        metrics: ["token_f1", "rouge_l"], limit: 5, max_tokens: null, seed: 0, name: "mine", resume: null, judges: [], judge_models: [],
+        experiment: null,
       },
     });
   });
 
   it("sends the judge model only with judges, and no judges for a retrieve-only run", () => {
-    const rag = startRequest({ ...blank, target: "rag", models: ["a", "b"], topK: "3", maxTokens: "48", judges: ["correctness"] }, null);
+    const rag = startRequest({ ...blank, target: "rag", models: ["a", "b"], topKs: "3", maxTokens: "48", judges: ["correctness"] }, null);
     expect("request" in rag && rag.request).toMatchObject({
-      target: "rag", models: ["a", "b"], retrieval: "bm25", top_k: 3, max_tokens: 48, judges: ["correctness"], judge_model: "qwen2.5-coder-1.5b-instruct",
+      target: "rag", models: ["a", "b"], retrievals: ["bm25"], top_ks: [3], max_tokens: 48, judges: ["correctness"],
+      judge_models: ["qwen2.5-coder-1.5b-instruct"],
     });
     const retrieve = startRequest({ ...blank, target: "retrieve", judges: ["correctness"] }, null);
-    expect("request" in retrieve && retrieve.request).toMatchObject({ target: "retrieve", models: [], judges: [], judge_model: null });
+    expect("request" in retrieve && retrieve.request).toMatchObject({ target: "retrieve", models: [], judges: [], judge_models: [] });
+  });
+
+  it("sends matrix lists and the experiment as the core's planner takes them", () => {
+    const matrix = startRequest({
+      ...blank, target: "rag", models: ["a"], topKs: " 3, 5 ", retrievals: ["bm25", "hybrid"], judges: ["correct"],
+      judgeModels: ["j1", "j2"], experiment: "remove-context",
+    }, null);
+    expect("request" in matrix && matrix.request).toMatchObject({
+      top_ks: [3, 5], retrievals: ["bm25", "hybrid"], judge_models: ["j1", "j2"], experiment: "remove-context",
+    });
   });
 
   it("resumes a run with only the dataset", () => {

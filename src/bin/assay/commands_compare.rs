@@ -1,7 +1,8 @@
 //! `assay compare`: every run after the first against the first (the baseline), per metric.
 
-use crate::commands_data::reports_with_gates;
-use crate::{terminal, DbArg};
+use crate::print::print_comparison;
+use crate::stored_runs::reports_with_gates;
+use crate::DbArg;
 use assay::compare::{compare_runs, Comparison};
 
 pub fn compare(
@@ -50,68 +51,4 @@ pub fn compare(
         return Ok(1);
     }
     Ok(0)
-}
-
-pub fn print_comparison(c: &Comparison) {
-    println!(
-        "A = {} ({})   B = {} ({})",
-        terminal::line(&c.name_a, 40),
-        c.run_a,
-        terminal::line(&c.name_b, 40),
-        c.run_b
-    );
-    if !c.same_dataset {
-        println!("note: the runs used different versions of the dataset; pairs matched by question id");
-    }
-    println!(
-        "{}  {:>22}  {:>22}  {:>25}  {:>11}  {:>7}  verdict",
-        terminal::pad("metric", 18),
-        "A mean [95% CI]",
-        "B mean [95% CI]",
-        "B − A [95% CI]",
-        "wins/ties/losses",
-        "p"
-    );
-    for d in &c.diffs {
-        if d.pairs == 0 {
-            println!(
-                "{}  no question scored in both runs ({} scored in one only)",
-                terminal::pad(&d.metric, 18),
-                d.excluded
-            );
-            continue;
-        }
-        let excluded = if d.excluded > 0 {
-            format!(" ({} unpaired)", d.excluded)
-        } else {
-            String::new()
-        };
-        println!(
-            "{}  {:>6.3} [{:>6.3},{:>6.3}]  {:>6.3} [{:>6.3},{:>6.3}]  {:>+7.3} [{:>+7.3},{:>+7.3}]  {:>16}  {:>7}  {}{}",
-            terminal::pad(&d.metric, 18),
-            d.mean_a,
-            d.ci95_a[0],
-            d.ci95_a[1],
-            d.mean_b,
-            d.ci95_b[0],
-            d.ci95_b[1],
-            d.mean_diff,
-            d.ci95_diff[0],
-            d.ci95_diff[1],
-            format!("{}/{}/{}", d.wins, d.ties, d.losses),
-            format_p(d.sign_test_p),
-            d.verdict.describe(&c.name_a, &c.name_b),
-            excluded
-        );
-    }
-    println!();
-}
-
-/// Small p-values in scientific notation, so "0.0000" never hides how small.
-fn format_p(p: f64) -> String {
-    if p < 0.001 {
-        format!("{p:.1e}")
-    } else {
-        format!("{p:.4}")
-    }
 }

@@ -1,11 +1,10 @@
 //! `assay runs | show | export | import`: reading runs back and bringing datasets in.
 
-use crate::commands_run::print_run_summary;
+use crate::print::print_run_summary;
+use crate::stored_runs::reports_with_gates;
 use crate::{terminal, DbArg};
 use assay::dataset::{import_csv, import_eshop, CsvColumns};
 use assay::report::{load_report, to_json, write_report, ReportFormat, ReportOptions};
-use assay::report::RunReport;
-use assay::run::{parse_gate, Gate};
 use assay::store::Store;
 use std::path::{Path, PathBuf};
 
@@ -213,27 +212,3 @@ pub fn import(command: ImportCommand) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Load the named runs and parse `--fail-under` gates against the metrics they have.
-pub fn reports_with_gates(
-    references: &[String],
-    fail_under: &[String],
-    db: &DbArg,
-) -> anyhow::Result<(Vec<RunReport>, Vec<Gate>)> {
-    let store = Store::open_existing(&db.path()?)?;
-    let mut reports = Vec::new();
-    for reference in references {
-        for run in store.find_runs(reference)? {
-            reports.push(load_report(&store, run)?);
-        }
-    }
-    let known: Vec<&str> = reports
-        .iter()
-        .flat_map(|r| r.summary.metrics.keys().map(String::as_str))
-        .collect();
-    let gates = fail_under
-        .iter()
-        .map(|g| parse_gate(g, &known))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(anyhow::Error::msg)?;
-    Ok((reports, gates))
-}

@@ -1,24 +1,20 @@
 //! `assay run`: load and validate everything first, then create (or resume) the run, execute
 //! it with a progress bar, print the summary and apply the `--fail-under` gates.
 
+use crate::print::{print_comparison, print_knowledge_removal, print_run_summary};
 use crate::{terminal, DbArg};
-use assay::compare::{compare_runs, knowledge_removal, KnowledgeRemoval, ABSTENTION_JUDGE};
+use assay::compare::{compare_runs, KnowledgeRemoval};
 use assay::dataset::{load_dataset, Dataset};
 use assay::report::{load_report, to_json, JsonExport, RunReport};
 use assay::run::{
-    self, check_gates, parse_gate, KnowledgeArm, PreparedRun, Progress, ResumeRequest, RunRequest,
+    self, check_gates, parse_gate, ExperimentKind, ExperimentRequest, PreparedRun, Progress, ResumeRequest,
+    RunRequest,
 };
 use assay::store::{RunStatus, Store};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-
-/// Experiments made of several runs that are read together.
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExperimentKind {
-    RemoveContext,
-}
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -117,51 +113,36 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                 assay::metrics::MetricSelection::parse(&metrics.join(","))?;
             }
             // Lists in `--model`, `--judge-model`, `--top-k` and `--retrieval` make a matrix:
-            // one run per combination, grouped as one experiment and compared with the first.
-            let cells = matrix_cells(&args);
-            let experiment = (cells.len() > 1 || args.experiment.is_some()).then(run::new_experiment_id);
-            let default_target = if args.experiment.is_some() { "rag" } else { "answers" };
-            let mut judges = args.judges.clone().unwrap_or_default();
-            if args.experiment.is_some() && !judges.iter().any(|j| j == ABSTENTION_JUDGE) {
-                judges.push(ABSTENTION_JUDGE.to_string());
-            }
-            // The knowledge-removal experiment runs each cell once per arm, in-scope first.
-            let arms: Vec<Option<KnowledgeArm>> = match args.experiment {
-                Some(ExperimentKind::RemoveContext) => vec![Some(KnowledgeArm::InScope), Some(KnowledgeArm::Removed)],
-                None => vec![None],
-            };
-            let cells: Vec<(MatrixCell, Option<KnowledgeArm>)> = cells
-                .into_iter()
-                .flat_map(|cell| arms.iter().map(move |arm| (cell.clone(), *arm)))
-                .collect();
-            let plans: Vec<RunPlan> = cells
-                .into_iter()
-                .map(|(cell, knowledge)| (cell.labelled(knowledge), knowledge))
-                .map(|(cell, knowledge)| RunRequest {
-                    target: args.target.clone().unwrap_or_else(|| default_target.into()),
-                    metrics: metrics.clone(),
-                    top_k: cell.top_k,
+            // one run per combination, grouped as one experiment (the library plans it).
+            let request = ExperimentRequest {
+                base: RunRequest {
+                    target: args.target.clone().unwrap_or_else(|| "answers".into()),
+                    metrics,
+                    top_k: None,
                     limit: args.limit,
                     seed: args.seed,
-                    name: match (&args.name, &experiment) {
-                        (Some(name), Some(_)) => Some(format!("{name} {}", cell.label)),
-                        (None, Some(_)) => Some(format!("{} {}", dataset.manifest.name, cell.label)),
-                        (name, None) => name.clone(),
-                    },
-                    experiment: experiment.clone(),
-                    model: cell.model,
-                    retrieval: cell.retrieval,
+                    name: args.name.clone(),
+                    experiment: None,
+                    model: None,
+                    retrieval: None,
                     prompt: args.prompt.clone(),
                     max_tokens: args.max_tokens,
                     device: args.device,
                     cancel: Some(cancel.clone()),
-                    judges: judges.clone(),
-                    judge_model: cell.judge_model,
+                    judges: args.judges.clone().unwrap_or_default(),
+                    judge_model: None,
                     judges_dir: args.judges_dir.clone(),
-                    knowledge,
-                })
-                .map(RunPlan::New)
-                .collect();
+                    knowledge: None,
+                },
+                target_given: args.target.is_some(),
+                dataset_name: dataset.manifest.name.clone(),
+                models: args.model.clone().unwrap_or_default(),
+                judge_models: args.judge_model.clone().unwrap_or_default(),
+                top_ks: args.top_k.clone().unwrap_or_default(),
+                retrievals: args.retrieval.clone().unwrap_or_default(),
+                kind: args.experiment,
+            };
+            let plans = run::plan_experiment(&request).into_iter().map(RunPlan::New).collect();
             // Opened once the first run checked out (a bad prompt or judge spec must not
             // leave a new database file behind).
             (None, plans)
@@ -225,14 +206,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
             break;
         }
     }
-    let removals: Vec<KnowledgeRemoval> = match args.experiment {
-        // The arms come in pairs: each cell's in-scope run, then its context-removed run.
-        Some(ExperimentKind::RemoveContext) => reports
-            .chunks_exact(2)
-            .filter_map(|pair| knowledge_removal(&pair[0], &pair[1], args.seed.unwrap_or(0)))
-            .collect(),
-        None => Vec::new(),
-    };
+    let removals = run::knowledge_removals(args.experiment, &reports, args.seed.unwrap_or(0));
     if args.json {
         // Serialised straight from the structs (not through serde_json::Value, which widens
         // f32 scores to f64) so `run --json` prints the same numbers as `export --format json`.
@@ -254,7 +228,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         }
     } else if reports.len() > 1 {
         for other in &reports[1..] {
-            crate::commands_compare::print_comparison(&compare_runs(&reports[0], other, 0));
+            print_comparison(&compare_runs(&reports[0], other, 0));
         }
     }
     if cancelled {
@@ -281,74 +255,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
 enum RunPlan {
     New(RunRequest),
     Resume(ResumeRequest),
-}
-
-/// One combination of a matrix run, and the words that tell it apart in run names.
-#[derive(Clone)]
-struct MatrixCell {
-    model: Option<String>,
-    judge_model: Option<String>,
-    top_k: Option<usize>,
-    retrieval: Option<assay::retrieve::RetrievalMode>,
-    label: String,
-}
-
-impl MatrixCell {
-    /// The cell as one arm of the knowledge-removal experiment (its name says which).
-    fn labelled(mut self, arm: Option<KnowledgeArm>) -> Self {
-        if let Some(arm) = arm {
-            self.label = [self.label.as_str(), arm.as_str()]
-                .iter()
-                .filter(|s| !s.is_empty())
-                .copied()
-                .collect::<Vec<_>>()
-                .join(" ");
-        }
-        self
-    }
-}
-
-/// Every combination of the listed settings, models varying slowest. The label names only
-/// the settings that vary, so `--model a,b` gives runs "NAME a" and "NAME b".
-fn matrix_cells(args: &RunArgs) -> Vec<MatrixCell> {
-    fn options<T: Clone>(list: &Option<Vec<T>>) -> Vec<Option<T>> {
-        match list {
-            Some(values) if !values.is_empty() => values.iter().cloned().map(Some).collect(),
-            _ => vec![None],
-        }
-    }
-    let (models, judge_models) = (options(&args.model), options(&args.judge_model));
-    let (top_ks, retrievals) = (options(&args.top_k), options(&args.retrieval));
-    let mut cells = Vec::new();
-    for model in &models {
-        for judge_model in &judge_models {
-            for top_k in &top_ks {
-                for retrieval in &retrievals {
-                    let mut label = Vec::new();
-                    if models.len() > 1 {
-                        label.extend(model.clone());
-                    }
-                    if judge_models.len() > 1 {
-                        label.extend(judge_model.as_ref().map(|j| format!("judge={j}")));
-                    }
-                    if top_ks.len() > 1 {
-                        label.extend(top_k.map(|k| format!("k={k}")));
-                    }
-                    if retrievals.len() > 1 {
-                        label.extend(retrieval.map(|r| r.as_str().to_string()));
-                    }
-                    cells.push(MatrixCell {
-                        model: model.clone(),
-                        judge_model: judge_model.clone(),
-                        top_k: *top_k,
-                        retrieval: *retrieval,
-                        label: label.join(" "),
-                    });
-                }
-            }
-        }
-    }
-    cells
 }
 
 /// A setting given as a list must hold one value where a matrix makes no sense (resume).
@@ -407,76 +313,4 @@ fn execute_with_progress(
     bar.finish_and_clear();
     let record = store.find_run(&run_record.id)?;
     Ok((load_report(store, record)?, status))
-}
-
-/// Both abstention rates of a knowledge-removal pair of runs and their difference.
-fn print_knowledge_removal(k: &KnowledgeRemoval, in_scope: &str, removed: &str) {
-    let d = &k.abstained;
-    println!(
-        "knowledge removal: A = {} ({})   B = {} ({})",
-        terminal::line(in_scope, 40),
-        k.in_scope_run,
-        terminal::line(removed, 40),
-        k.removed_run
-    );
-    if d.pairs == 0 {
-        println!("  no question has an abstention verdict in both runs ({} in one only)", d.excluded);
-        return;
-    }
-    let unpaired = if d.excluded > 0 { format!(", {} left out (unscored in a run)", d.excluded) } else { String::new() };
-    println!("  questions with a golden context: {}{unpaired}", d.pairs);
-    println!(
-        "  abstains with the context in the index:  {:.3} [{:.3}, {:.3}]",
-        d.mean_a, d.ci95_a[0], d.ci95_a[1]
-    );
-    println!(
-        "  abstains with the context removed:       {:.3} [{:.3}, {:.3}]",
-        d.mean_b, d.ci95_b[0], d.ci95_b[1]
-    );
-    println!(
-        "  difference (removed − in index):        {:+.3} [{:+.3}, {:+.3}]  ({}/{}/{} more/same/fewer abstentions, sign test p = {:.3})",
-        d.mean_diff, d.ci95_diff[0], d.ci95_diff[1], d.wins, d.ties, d.losses, d.sign_test_p
-    );
-    println!(
-        "  answers anyway without the context:      {:.3}  (invented or from the model's own knowledge)",
-        1.0 - d.mean_b
-    );
-}
-
-/// The eShopSupport evaluator's closing lines, with intervals: items, average duration, and the
-/// mean of every metric.
-pub fn print_run_summary(report: &RunReport) {
-    let summary = &report.summary;
-    println!(
-        "{}  {}  [{}]",
-        report.run.id,
-        terminal::line(&report.run.name, 60),
-        report.run.status.as_str()
-    );
-    println!(
-        "items: {}/{}   errors: {}   avg duration: {}",
-        summary.items,
-        report.run.total_items,
-        summary.errors,
-        summary
-            .avg_latency_ms
-            .map(|l| format!("{l:.1} ms"))
-            .unwrap_or_else(|| "—".into())
-    );
-    if summary.metrics.is_empty() {
-        println!("no scored items");
-        return;
-    }
-    println!("{}  {:>6}  {:>17}  {:>4}  {:>8}", terminal::pad("metric", 20), "mean", "95% CI", "n", "unscored");
-    for (name, m) in &summary.metrics {
-        println!(
-            "{}  {:>6.3}  [{:>6.3}, {:>6.3}]  {:>4}  {:>8}",
-            terminal::pad(name, 20),
-            m.mean,
-            m.ci95[0],
-            m.ci95[1],
-            m.n,
-            m.unscored
-        );
-    }
 }

@@ -10,6 +10,8 @@ mod commands_index_bench;
 mod commands_judge;
 mod commands_run;
 mod models;
+mod print;
+mod stored_runs;
 mod terminal;
 
 use clap::{Parser, Subcommand};
@@ -162,9 +164,7 @@ impl DbArg {
         if let Some(path) = &self.db {
             return Ok(path.clone());
         }
-        let dirs = directories::ProjectDirs::from("", "", "assay")
-            .ok_or_else(|| anyhow::anyhow!("no home directory; pass --db PATH"))?;
-        Ok(dirs.data_dir().join("assay.sqlite"))
+        assay::store::default_db_path().ok_or_else(|| anyhow::anyhow!("no home directory; pass --db PATH"))
     }
 }
 

@@ -4,7 +4,7 @@
 import { api, errorText, Comparison, RunRecord, SideBySide } from "../api";
 import { h, append, svg } from "../dom";
 import { fixed, interval, signed, when } from "../format";
-import { go, selection } from "../main";
+import { go, selection } from "../router";
 
 export async function renderCompare(area: HTMLElement, runs: string[]): Promise<void> {
   append(area, h("h1", {}, "Compare"));

@@ -1,5 +1,7 @@
 // New run: dataset folder, target (answers file, rag with one or more local models, or
-// retrieve only), retrieval settings, judges and their model, metrics, limit, seed and name;
+// retrieve only), retrieval settings, judges and their models, metrics, limit, seed and name.
+// Several models, judge models, top-k values or retrieval modes make a matrix experiment, and
+// the knowledge-removal experiment can be picked; the core plans the runs (as `assay run`);
 // then live progress from the shell's `run-progress` events (items, rate, ETA, the current
 // question, running means from the core), with cancel. Also resumes an interrupted run.
 import { open } from "@tauri-apps/plugin-dialog";
@@ -7,7 +9,7 @@ import { listen, UnlistenFn } from "@tauri-apps/api/event";
 import { api, errorText, ProgressEvent } from "../api";
 import { h, append } from "../dom";
 import { duration, fixed } from "../format";
-import { go, selection } from "../main";
+import { go, selection } from "../router";
 import { startRequest, textModels } from "./runform";
 
 let unlisten: UnlistenFn | null = null;
@@ -31,11 +33,15 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
     h("option", { value: "answers" }, "answers file (replay)"),
     h("option", { value: "rag" }, "rag: retrieve + local model"),
     h("option", { value: "retrieve" }, "retrieve only (retrieval metrics)"));
-  const retrieval = h("select", { id: "run-retrieval" }, ...["bm25", "dense", "hybrid"].map((m) => h("option", { value: m }, m)));
-  const topK = h("input", { id: "run-top-k", type: "number", min: "1", placeholder: "4" });
+  const retrievalBoxes = h("div", { class: "picker row", id: "run-retrieval" }, ...["bm25", "dense", "hybrid"].map((m) =>
+    h("label", {}, h("input", { type: "checkbox", value: m }), ` ${m} `)));
+  const topK = h("input", { id: "run-top-k", type: "text", inputmode: "numeric", placeholder: "4 (several, e.g. 3,5, make a matrix)" });
+  const experiment = h("select", { id: "run-experiment" },
+    h("option", { value: "" }, "none: one run per combination"),
+    h("option", { value: "remove-context" }, "remove-context: each combination with and without the golden context (abstention)"));
   const modelBoxes = h("div", { class: "picker", id: "run-models" });
   const judgeBoxes = h("div", { class: "picker", id: "run-judges" });
-  const judgeModel = h("select", { id: "run-judge-model" });
+  const judgeModelBoxes = h("div", { class: "picker", id: "run-judge-model" });
   const judgeModelNote = h("span", { class: "muted", id: "run-judge-model-note" });
   // Models and judges come from the core; both lists fill in when they arrive.
   const lists = Promise.all([api.listModels(), api.listJudges()]).then(([models, judges]) => {
@@ -43,11 +49,11 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
     for (const m of usable) {
       modelBoxes.append(h("label", {}, h("input", { type: "checkbox", value: m.id, disabled: !m.installed }),
         ` ${m.id} `, m.installed ? null : h("span", { class: "muted" }, "(not installed: see Models)")));
-      judgeModel.append(h("option", { value: m.id, disabled: !m.installed, selected: m.id === judges.default_model },
-        m.installed ? m.id : `${m.id} (not installed)`));
+      judgeModelBoxes.append(h("label", {}, h("input", { type: "checkbox", value: m.id, disabled: !m.installed }),
+        ` ${m.id} `, m.installed ? null : h("span", { class: "muted" }, "(not installed)")));
     }
     if (usable.length === 0) modelBoxes.append(h("span", { class: "muted" }, "no models known"));
-    judgeModelNote.textContent = `default: ${judges.default_model}`;
+    judgeModelNote.textContent = `none ticked: ${judges.default_model}; several make a matrix`;
     for (const j of judges.judges) {
       judgeBoxes.append(h("label", { title: j.description },
         h("input", { type: "checkbox", value: j.name }), ` ${j.name} `,
@@ -56,8 +62,9 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
   }).catch((e) => modelBoxes.append(h("span", { class: "error" }, errorText(e))));
   const maxTokens = h("input", { id: "run-max-tokens", type: "number", min: "1", placeholder: "the core's default" });
   const ragOnly = [field("Generator models", modelBoxes), field("Max answer tokens", maxTokens)];
-  const retrievalOnly = [field("Retrieval", retrieval), field("Top-k", topK)];
-  const answerJudging = [field("Judges", judgeBoxes), field("Judge model", h("span", { class: "row" }, judgeModel, judgeModelNote))];
+  const retrievalOnly = [field("Retrieval", retrievalBoxes), field("Top-k", topK)];
+  const answerJudging = [field("Judges", judgeBoxes), field("Judge models", h("div", {}, judgeModelBoxes, judgeModelNote))];
+  const experimentField = field("Experiment", experiment);
   const metrics = h("input", { id: "run-metrics", type: "text", placeholder: "all that apply (or e.g. token_f1,rouge_l)" });
   const limit = h("input", { id: "run-limit", type: "number", min: "1", placeholder: "all" });
   const seed = h("input", { id: "run-seed", type: "number", min: "0", value: "0" });
@@ -68,7 +75,7 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
 
   const form = h("div", { class: "form" }, datasetField);
   if (!resume) {
-    form.append(field("Target", target), answersField, ...ragOnly, ...retrievalOnly, ...answerJudging,
+    form.append(field("Target", target), answersField, ...ragOnly, ...retrievalOnly, ...answerJudging, experimentField,
       field("Metrics", metrics), field("Limit", limit), field("Seed", seed), field("Name", name));
   }
   form.append(h("div", { class: "actions" }, start));
@@ -79,6 +86,8 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
     for (const el of ragOnly) el.hidden = target.value !== "rag";
     for (const el of retrievalOnly) el.hidden = target.value === "answers";
     for (const el of answerJudging) el.hidden = target.value === "retrieve";
+    experimentField.hidden = target.value !== "rag";
+    if (target.value !== "rag") experiment.value = "";
   };
   target.addEventListener("change", showFields);
   showFields();
@@ -88,14 +97,16 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
     await lists;
     const built = startRequest({
       dataset: dataset.value, target: target.value, answers: answers.value, models: checked(modelBoxes),
-      retrieval: retrieval.value, topK: topK.value, metrics: metrics.value, limit: limit.value, seed: seed.value, maxTokens: maxTokens.value,
-      name: name.value, judges: checked(judgeBoxes), judgeModel: judgeModel.value,
+      retrievals: checked(retrievalBoxes), topKs: topK.value, metrics: metrics.value, limit: limit.value, seed: seed.value, maxTokens: maxTokens.value,
+      name: name.value, judges: checked(judgeBoxes), judgeModels: checked(judgeModelBoxes),
+      experiment: experiment.value,
     }, resume?.run ?? null);
     if ("error" in built) { error.textContent = built.error; return; }
     start.disabled = true;
-    await follow(progress, !resume && built.request.target === "rag" ? built.request.models.length : 1, () => (start.disabled = false));
+    // Listen before starting (no event is missed); the core says how many runs it planned.
+    const runs = await follow(progress, () => (start.disabled = false));
     try {
-      await api.startRun(built.request);
+      runs.planned((await api.startRun(built.request)).runs);
     } catch (e) {
       error.textContent = errorText(e);
       progress.hidden = true;
@@ -104,9 +115,11 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
   });
 }
 
-/** Show the run's progress as events arrive; on finish, offer to open it (or compare them). */
-async function follow(panel: HTMLElement, runs: number, ended: () => void): Promise<void> {
-  let remaining = runs;
+/** Show the run's progress as events arrive; on finish, offer to open it (or compare them).
+ *  The caller passes the number of runs the core planned once start_run answers. */
+async function follow(panel: HTMLElement, ended: () => void): Promise<{ planned: (n: number) => void }> {
+  let runs = 1;
+  let finishedRuns = 0;
   unlisten?.();
   panel.hidden = false;
   panel.replaceChildren();
@@ -140,10 +153,10 @@ async function follow(panel: HTMLElement, runs: number, ended: () => void): Prom
         if (e.error) problems.append(h("li", { class: "error" }, `${e.question_id}: ${e.error}`));
         break;
       case "finished":
-        // A multi-model experiment sends one `finished` per run; wait for the last one.
-        remaining -= 1;
+        // An experiment sends one `finished` per run; wait for the last one.
+        finishedRuns += 1;
         // The counts line already says "run N of M", so an interim finish needs no note.
-        if (remaining > 0 && e.status === "finished") break;
+        if (finishedRuns < runs && e.status === "finished") break;
         cancel.remove();
         current.textContent = "";
         outcome.replaceChildren(`Run ${e.status}. `,
@@ -168,4 +181,5 @@ async function follow(panel: HTMLElement, runs: number, ended: () => void): Prom
         break;
     }
   });
+  return { planned: (n: number) => { runs = Math.max(1, n); } };
 }

@@ -3,7 +3,7 @@
 import { api, errorText, RunItem, JsonRun, RunView } from "../api";
 import { h, append, clear, svg } from "../dom";
 import { fixed, interval, ms, when } from "../format";
-import { go } from "../main";
+import { go } from "../router";
 import { keyboardRows } from "./table";
 
 export async function renderRun(area: HTMLElement, runId: string): Promise<void> {

@@ -8,15 +8,20 @@ export interface RunForm {
   target: "answers" | "rag" | "retrieve" | string;
   answers: string;
   models: string[];
-  retrieval: string;
-  topK: string;
+  /** Retrieval modes ticked; several make a matrix (empty: the core's default). */
+  retrievals: string[];
+  /** Top-k values, comma-separated; several make a matrix. */
+  topKs: string;
   metrics: string;
   limit: string;
   seed: string;
   maxTokens: string;
   name: string;
   judges: string[];
-  judgeModel: string;
+  /** Judge models ticked; several make a matrix (empty: the core's default). */
+  judgeModels: string[];
+  /** "" for plain runs, or an experiment kind the core knows ("remove-context"). */
+  experiment: string;
 }
 
 /** Models that generate text (embedding models cannot answer or judge), installed ones first. */
@@ -34,11 +39,19 @@ function whole(text: string): number | null {
   return /^\d+$/.test(t) ? Number(t) : Number.NaN;
 }
 
+/** Whole numbers from a comma-separated field; null when one entry is not a whole number. */
+function wholeList(text: string): number[] | null {
+  const values = text.split(",").map((t) => whole(t)).filter((v): v is number => v !== null);
+  return values.some((v) => Number.isNaN(v)) ? null : values;
+}
+
 export function startRequest(form: RunForm, resume: string | null): { request: StartRequest } | { error: string } {
   const dataset = form.dataset.trim();
   if (!dataset) return { error: "Choose a dataset folder." };
+  const topKs = wholeList(form.topKs);
+  if (topKs === null || topKs.includes(0)) return { error: "Top-k must be whole numbers of 1 or more, separated by commas." };
   const numbers = {
-    "Top-k": whole(form.topK), Limit: whole(form.limit), Seed: whole(form.seed), "Max answer tokens": whole(form.maxTokens),
+    Limit: whole(form.limit), Seed: whole(form.seed), "Max answer tokens": whole(form.maxTokens),
   };
   for (const [label, value] of Object.entries(numbers)) {
     if (Number.isNaN(value)) return { error: `${label} must be a whole number.` };
@@ -46,6 +59,9 @@ export function startRequest(form: RunForm, resume: string | null): { request: S
   if (!resume) {
     if (form.target === "answers" && !form.answers.trim()) return { error: "Choose an answers file." };
     if (form.target === "rag" && form.models.length === 0) return { error: "Pick at least one installed generator model." };
+    if (form.experiment === "remove-context" && form.target !== "rag") {
+      return { error: "The knowledge-removal experiment needs the rag target (it removes chunks from retrieval)." };
+    }
   }
   // A retrieve-only run has no answer text: the form hides the judges there and sends none.
   const judges = form.target === "retrieve" && !resume ? [] : form.judges;
@@ -54,8 +70,8 @@ export function startRequest(form: RunForm, resume: string | null): { request: S
       dataset,
       target: form.target === "answers" ? `answers:${form.answers.trim()}` : form.target,
       models: form.target === "rag" ? form.models : [],
-      retrieval: form.target === "answers" ? null : form.retrieval,
-      top_k: numbers["Top-k"],
+      retrievals: form.target === "answers" ? [] : form.retrievals,
+      top_ks: form.target === "answers" ? [] : topKs,
       metrics: form.metrics.split(",").map((m) => m.trim()).filter(Boolean),
       limit: numbers.Limit,
       max_tokens: form.target === "rag" ? numbers["Max answer tokens"] : null,
@@ -63,7 +79,8 @@ export function startRequest(form: RunForm, resume: string | null): { request: S
       name: form.name.trim() || null,
       resume,
       judges,
-      judge_model: judges.length > 0 && form.judgeModel ? form.judgeModel : null,
+      judge_models: judges.length > 0 || form.experiment ? form.judgeModels : [],
+      experiment: resume ? null : form.experiment || null,
     },
   };
 }

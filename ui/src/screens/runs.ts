@@ -3,7 +3,7 @@
 import { api, errorText, RunRecord } from "../api";
 import { h, append } from "../dom";
 import { when } from "../format";
-import { go, selection } from "../main";
+import { go, selection } from "../router";
 import { keyboardRows } from "./table";
 
 export async function renderRuns(area: HTMLElement): Promise<void> {
