@@ -218,31 +218,6 @@ test("both default models run as one experiment from the window, with progress, 
   await driver.wait(async () => (await text("#run-title")) === runNames[n - 1], 15000);
 });
 
-test("a matrix of two top-k values runs as one experiment planned by the core", async () => {
-  const matrixName = "matrix from the window";
-  await nav("new");
-  await type("#run-dataset", dataset);
-  await (await $("#run-target")).sendKeys("rag");
-  const modelBox = await $(`#run-models input[value="${model}"]`);
-  await driver.wait(async () => await modelBox.isEnabled(), 10000);
-  await modelBox.click();
-  await (await $('#run-retrieval input[value="bm25"]')).click();
-  await type("#run-top-k", "1,2");
-  assert.ok(await (await $("#run-experiment")).isDisplayed(), "the experiment choice is offered for rag");
-  await type("#run-limit", "1");
-  await type("#run-max-tokens", "8");
-  await type("#run-name", matrixName);
-  await shot("07a-new-run-matrix-form");
-  await (await $("#run-start")).click();
-  await driver.wait(until.elementLocated(By.css("#compare-finished")), 600000);
-  assert.match(await text("#progress-counts"), /^run 2 of 2 · 1 \/ 1 items/);
-  const runs = [`${matrixName} k=1`, `${matrixName} k=2`].map(runByName);
-  assert.deepEqual(runs.map((r) => r.config.top_k), [1, 2]);
-  assert.ok(runs[0].experiment && runs[0].experiment === runs[1].experiment, "one experiment");
-  assert.ok(runs.every((r) => r.config.retrieval === "bm25"), "the ticked retrieval mode reached the core");
-  await shot("07b-new-run-matrix-finished");
-});
-
 test("the run opens with cards, charts and a drill-down with the judge's verdict", async () => {
   const run = runByName(runNames[runNames.length - 1]);
   assert.equal(run.items.length, ragLimit);
@@ -293,6 +268,31 @@ test("the comparison exports as HTML into the reports folder", async () => {
   assert.match(html, /<svg/);
   for (const name of runNames) assert.ok(html.includes(name), `${name} in the report`);
   await shot("11-export");
+});
+
+test("a matrix of two top-k values runs as one experiment planned by the core", async () => {
+  const matrixName = "matrix from the window";
+  await nav("new");
+  await type("#run-dataset", dataset);
+  await (await $("#run-target")).sendKeys("rag");
+  const modelBox = await $(`#run-models input[value="${model}"]`);
+  await driver.wait(async () => await modelBox.isEnabled(), 10000);
+  await modelBox.click();
+  await (await $('#run-retrieval input[value="bm25"]')).click();
+  await type("#run-top-k", "1,2");
+  assert.ok(await (await $("#run-experiment")).isDisplayed(), "the experiment choice is offered for rag");
+  await type("#run-limit", "1");
+  await type("#run-max-tokens", "8");
+  await type("#run-name", matrixName);
+  await shot("07a-new-run-matrix-form");
+  await (await $("#run-start")).click();
+  await driver.wait(until.elementLocated(By.css("#compare-finished")), 600000);
+  assert.match(await text("#progress-counts"), /^run 2 of 2 · 1 \/ 1 items/);
+  const runs = [`${matrixName} k=1`, `${matrixName} k=2`].map(runByName);
+  assert.deepEqual(runs.map((r) => r.config.top_k), [1, 2]);
+  assert.ok(runs[0].experiment && runs[0].experiment === runs[1].experiment, "one experiment");
+  assert.ok(runs.every((r) => r.config.retrieval === "bm25"), "the ticked retrieval mode reached the core");
+  await shot("07b-new-run-matrix-finished");
 });
 
 test("a new run with a bad answers file shows the error inline", async () => {
