@@ -8,6 +8,7 @@
 mod config;
 mod execute;
 mod gate;
+mod lease;
 mod request;
 
 pub use config::{KnowledgeArm, RunConfig};
