@@ -78,7 +78,7 @@ fn links_images_backticks_and_xml_noncharacters_are_inert() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("runs.sqlite");
     let dataset = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/trailgear");
-    let answers = tmp.path().join("hostile`](http://evil.example)`.jsonl");
+    let answers = tmp.path().join("hostile`](evil.example)`.jsonl");
     let texts = [
         "![pixel](http://evil.example/track.png)",
         "[click here](http://evil.example/login)",
@@ -102,7 +102,7 @@ fn links_images_backticks_and_xml_noncharacters_are_inert() {
         std::fs::read_to_string(file).unwrap()
     };
     let md = export("md");
-    for raw in ["![pixel](", "[click here](", "[x](", "`](http"] {
+    for raw in ["![pixel](", "[click here](", "[x](", "`](evil"] {
         assert!(!md.contains(raw), "Markdown keeps {raw:?} live:\n{md}");
     }
     assert!(md.contains("pixel") && md.contains("click here"), "the text is still shown");
