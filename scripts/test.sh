@@ -11,6 +11,9 @@ source scripts/desktop-packages.sh
 # twice. The same flags for `cargo test` reuse everything built here.
 workspace=(--workspace --features assay-desktop/embed-ui)
 
+echo "== one-way layers (ARCHITECTURE.md, Invariants)" >&2
+python3 scripts/check-layers.py
+
 echo "== build (one dev build shared by the CLI, the desktop app and the tests)" >&2
 (cd ui && npm run build)
 cargo build "${workspace[@]}" --all-targets

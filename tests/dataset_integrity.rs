@@ -1,7 +1,7 @@
 //! The sample dataset is test data for everything else: check it is what it claims to be.
 
 use assay::dataset::{citation_doc, load_dataset};
-use assay::target::load_answers_file;
+use assay::targets::load_answers_file;
 use std::collections::BTreeSet;
 use std::path::Path;
 

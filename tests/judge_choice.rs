@@ -7,7 +7,7 @@ mod llm_common;
 use assay::dataset::Question;
 use assay::judge::spec::{load_all, select};
 use assay::judge::JudgePanel;
-use assay::target::{Answer, RetrievedChunk};
+use assay::targets::{Answer, RetrievedChunk};
 
 fn item() -> (Question, Answer) {
     let question: Question = serde_json::from_str(

@@ -5,7 +5,7 @@
 use assay::dataset::load_dataset;
 use assay::retrieve::{index_dataset, IndexSettings, RetrievalMode};
 use assay::run::KnowledgeArm;
-use assay::target::golden_chunks;
+use assay::targets::golden_chunks;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;

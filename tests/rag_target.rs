@@ -77,7 +77,7 @@ mod llm_common;
 #[test]
 fn a_finished_answer_names_its_sources_from_the_excerpts_shown() {
     use assay::llm::{ChatMessage, FinishReason, GenerationParams};
-    use assay::target::{answer_text, answer_with_sources, cited_ids, SOURCES_CUE};
+    use assay::targets::{answer_text, answer_with_sources, cited_ids, SOURCES_CUE};
     let Some(model) = llm_common::smollm2() else { return };
     let excerpts = [
         "Excerpt [1]\nThe Summit Stove 2 weighs 88 g without its case.",

@@ -6,7 +6,7 @@ use assay::dataset::{CorpusFile, Question};
 use assay::retrieve::{
     minilm_dir, open_or_build, EmbeddingStatus, IndexSettings, MiniLm, RetrievalMode,
 };
-use assay::target::{RetrieveTarget, Target};
+use assay::targets::{RetrieveTarget, Target};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 

@@ -6,7 +6,7 @@
 //! probability of "Abstained", so that is a score of at least one half.
 
 use super::paired::{paired_diff, PairedDiff};
-use crate::report::RunReport;
+use crate::stats::RunReport;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 

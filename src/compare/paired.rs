@@ -1,7 +1,7 @@
 //! Pairing two runs item by item and measuring their difference per metric.
 
 use super::sign_test::sign_test_p;
-use crate::report::RunReport;
+use crate::stats::RunReport;
 use crate::stats::{mean, mean_ci95};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};

@@ -22,7 +22,7 @@ use crate::judge::JudgePanel;
 use crate::llm::LanguageModel;
 use crate::metrics::ranking::context_coverage;
 use crate::retrieve::IndexSettings;
-use crate::target::{Answer, RetrievedChunk};
+use crate::targets::{Answer, RetrievedChunk};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::Serialize;

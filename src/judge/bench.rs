@@ -14,7 +14,7 @@ use super::choice::{item_variables, JudgeError};
 use super::{JudgePanel, JudgeSpec};
 use crate::dataset::Question;
 use crate::llm::{ChatMessage, GenerationParams, LanguageModel};
-use crate::target::Answer;
+use crate::record::Answer;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct JudgeBench {

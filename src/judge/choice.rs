@@ -13,7 +13,7 @@ use super::spec::{JudgeMode, JudgeSpec, TEMPLATE_VARIABLES};
 use super::Verdict;
 use crate::dataset::Question;
 use crate::llm::{ChatMessage, GenerationParams, LanguageModel, LlmError, PromptState};
-use crate::target::Answer;
+use crate::record::Answer;
 
 #[derive(Debug, thiserror::Error)]
 pub enum JudgeError {

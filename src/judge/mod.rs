@@ -13,20 +13,4 @@ pub mod spec;
 pub use choice::JudgePanel;
 pub use spec::{JudgeMode, JudgeSpec, SpecError};
 
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Verdict {
-    /// The most probable outcome.
-    pub label: Option<String>,
-    /// Expected value of the outcome scores, in [0, 1].
-    pub score: Option<f64>,
-    /// Probability of each allowed outcome.
-    #[serde(default)]
-    pub distribution: BTreeMap<String, f64>,
-    #[serde(default)]
-    pub explanation: Option<String>,
-    #[serde(default)]
-    pub error: Option<String>,
-}
+pub use crate::record::Verdict;

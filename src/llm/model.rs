@@ -25,7 +25,7 @@ pub struct LanguageModel {
     pub chat: ChatFormat,
     weights: TransformerWeights,
     /// llguidance's view of the vocabulary, built on first structured generation.
-    grammar: OnceLock<std::result::Result<Arc<llguidance::ParserFactory>, String>>,
+    pub(crate) grammar: OnceLock<std::result::Result<Arc<llguidance::ParserFactory>, String>>,
 }
 
 impl std::fmt::Debug for LanguageModel {
@@ -105,10 +105,6 @@ impl LanguageModel {
         })
     }
 
-    pub(crate) fn grammar_factory(&self) -> Result<Arc<llguidance::ParserFactory>> {
-        super::structured::parser_factory(self, &self.grammar)
-    }
-
     pub fn config(&self) -> &TransformerConfig {
         &self.weights.config
     }
@@ -179,7 +175,6 @@ const _: () = {
     fn assert_send_sync<T: Send + Sync>() {}
     fn check() {
         assert_send_sync::<LanguageModel>();
-        assert_send_sync::<super::prompt_state::PromptState>();
     }
     let _ = check;
 };

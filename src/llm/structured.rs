@@ -3,7 +3,7 @@
 //! llguidance says which tokens may come next; all others are removed before sampling.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use candle_core::{Device, Tensor};
@@ -46,11 +46,8 @@ fn grammar_error(e: impl std::fmt::Display) -> LlmError {
 }
 
 /// The parser factory of a model (built once per model: it precomputes over the vocabulary).
-pub(crate) fn parser_factory(
-    model: &LanguageModel,
-    slot: &OnceLock<std::result::Result<Arc<ParserFactory>, String>>,
-) -> Result<Arc<ParserFactory>> {
-    slot.get_or_init(|| build_factory(model).map_err(|e| e.to_string()))
+fn parser_factory(model: &LanguageModel) -> Result<Arc<ParserFactory>> {
+    model.grammar.get_or_init(|| build_factory(model).map_err(|e| e.to_string()))
         .clone()
         .map_err(grammar_error)
 }
@@ -159,7 +156,7 @@ impl LanguageModel {
         on_text: &mut dyn FnMut(&str),
         cancel: Option<&AtomicBool>,
     ) -> Result<Generation> {
-        let factory = self.grammar_factory()?;
+        let factory = parser_factory(self)?;
         let parser = factory.create_parser(grammar).map_err(grammar_error)?;
         let mut constraint = Constraint::new(parser);
 

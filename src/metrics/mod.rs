@@ -17,7 +17,7 @@ pub mod rouge;
 use std::collections::BTreeMap;
 
 use crate::dataset::Question;
-use crate::target::Answer;
+use crate::record::Answer;
 use ranking::JudgedRanking;
 
 /// Every metric this module computes, in report order.
@@ -225,7 +225,7 @@ pub fn score_selected(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::RetrievedChunk;
+    use crate::record::RetrievedChunk;
 
     fn question() -> Question {
         Question {

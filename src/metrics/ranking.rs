@@ -22,7 +22,7 @@ use std::collections::BTreeSet;
 use super::citation::citation_matches;
 use super::normalize::squad_tokens;
 use crate::dataset::Question;
-use crate::target::RetrievedChunk;
+use crate::record::RetrievedChunk;
 
 /// A ranked list judged for relevance: one flag per position, and how many relevant items
 /// exist in all (found or not).

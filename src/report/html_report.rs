@@ -218,7 +218,7 @@ fn comparison_view(a: &RunReport, b: &RunReport, seed: u64) -> ComparisonView {
 
 /// One row per question (in the first run's order, then any others), one cell per run.
 fn question_views(reports: &[RunReport]) -> Vec<QuestionView> {
-    let mut order: Vec<&crate::store::ItemRecord> = Vec::new();
+    let mut order: Vec<&crate::record::ItemRecord> = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for report in reports {
         for item in &report.items {
@@ -227,7 +227,7 @@ fn question_views(reports: &[RunReport]) -> Vec<QuestionView> {
             }
         }
     }
-    let by_run: Vec<BTreeMap<&str, &crate::store::ItemRecord>> = reports
+    let by_run: Vec<BTreeMap<&str, &crate::record::ItemRecord>> = reports
         .iter()
         .map(|r| r.items.iter().map(|i| (i.question.id.as_str(), i)).collect())
         .collect();
@@ -250,7 +250,7 @@ fn question_views(reports: &[RunReport]) -> Vec<QuestionView> {
         .collect()
 }
 
-fn answer_view(item: &crate::store::ItemRecord) -> AnswerView {
+fn answer_view(item: &crate::record::ItemRecord) -> AnswerView {
     let names = ordered_metric_names(item.metrics.keys());
     AnswerView {
         missing: false,

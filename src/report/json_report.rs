@@ -2,10 +2,8 @@
 //! export"). Field names here are a contract: add fields, never rename them.
 
 use super::RunReport;
-use crate::judge::Verdict;
-use crate::run::RunConfig;
+use crate::record::{RetrievedChunk, RunConfig, Verdict};
 use crate::stats::MetricSummary;
-use crate::target::RetrievedChunk;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -7,7 +7,7 @@
 
 use super::svg_chart::escape;
 use super::RunReport;
-use crate::run::Gate;
+use crate::stats::Gate;
 use std::fmt::Write;
 
 pub fn render(reports: &[RunReport], gates: &[Gate], timestamp: &str) -> String {

@@ -14,28 +14,10 @@ pub mod svg_chart;
 pub use json_report::{to_json, JsonExport};
 pub use svg_chart::IntervalRow;
 
-use crate::run::Gate;
-use crate::stats::{summarize, RunSummary};
-use crate::store::{ItemRecord, RunRecord, Store, StoreError};
+pub use crate::stats::{load_report, RunReport};
+
+use crate::stats::Gate;
 use std::path::Path;
-
-/// A run with everything a report shows.
-#[derive(Debug, Clone)]
-pub struct RunReport {
-    pub run: RunRecord,
-    pub summary: RunSummary,
-    pub items: Vec<ItemRecord>,
-}
-
-pub fn load_report(store: &Store, run: RunRecord) -> Result<RunReport, StoreError> {
-    let items = store.items(&run.id)?;
-    let summary = summarize(&items, run.config.seed);
-    Ok(RunReport {
-        run,
-        summary,
-        items,
-    })
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReportFormat {
@@ -89,7 +71,7 @@ pub fn render(
     format: ReportFormat,
     options: &ReportOptions,
 ) -> Result<String, ReportError> {
-    let now = crate::run::now_rfc3339();
+    let now = crate::record::now_rfc3339();
     match format {
         ReportFormat::Json => serde_json::to_string_pretty(&to_json(reports))
             .map_err(|e| ReportError::Render(e.to_string())),

@@ -3,13 +3,14 @@
 //! throughput. Everything here is measured when called; nothing is a stored number.
 
 use super::bm25::Bm25Index;
-use super::cache::{open_or_build, CorpusIndex, IndexSettings};
+use super::cache::{open_or_build, CorpusIndex};
+use super::fingerprint::IndexSettings;
 use super::minilm::MiniLm;
 use super::{index_dataset, RetrievalMode, RetrieveError};
 use crate::corpus::{read_corpus, Chunk, ChunkSettings};
 use crate::dataset::{CorpusFile, Dataset, Question};
 use crate::metrics::ranking::{context_coverage, CONTEXT_COVERAGE_THRESHOLD};
-use crate::target::RetrievedChunk;
+use crate::record::RetrievedChunk;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};

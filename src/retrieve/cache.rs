@@ -5,9 +5,9 @@
 
 use super::bm25::Bm25Index;
 use super::dense::DenseVectors;
-use super::fingerprint::{describe_changes, document_states, fingerprint, DocumentState, INDEX_FORMAT};
+use super::fingerprint::{describe_changes, IndexSettings, document_states, fingerprint, DocumentState, INDEX_FORMAT};
 use super::RetrieveError;
-use crate::corpus::{chunk_document, read_corpus, Chunk, ChunkSettings, DocumentIssue, ReadLimits};
+use crate::corpus::{chunk_document, read_corpus, Chunk, DocumentIssue};
 use crate::dataset::{CorpusFile, Dataset};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
@@ -17,13 +17,6 @@ use std::time::Instant;
 const MANIFEST_FILE: &str = "manifest.json";
 const CHUNKS_FILE: &str = "chunks.json";
 const TANTIVY_DIR: &str = "tantivy";
-
-/// Everything besides the documents that decides the chunks.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
-pub struct IndexSettings {
-    pub chunking: ChunkSettings,
-    pub limits: ReadLimits,
-}
 
 /// What an index folder was built from, written last so a folder without it is incomplete.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

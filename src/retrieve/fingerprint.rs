@@ -1,11 +1,18 @@
 //! What an index was built from: a content hash per document plus the settings. Equal
 //! fingerprints mean the same chunks; a different one names what changed.
 
-use super::cache::IndexSettings;
+use crate::corpus::{ChunkSettings, ReadLimits};
 use crate::dataset::CorpusFile;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
+
+/// Everything besides the documents that decides the chunks.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+pub struct IndexSettings {
+    pub chunking: ChunkSettings,
+    pub limits: ReadLimits,
+}
 
 /// Bump when reading, chunking or the index layout change, so old indexes are rebuilt.
 pub const INDEX_FORMAT: u32 = 1;

@@ -17,11 +17,11 @@ pub mod bench;
 
 pub use cache::{
     index_dataset, index_dir_for, open_or_build, CorpusIndex, IndexManifest, IndexReport,
-    IndexSettings, IndexStatus,
+    IndexStatus,
 };
 pub use dense::EmbeddingStatus;
 pub use error::RetrieveError;
-pub use fingerprint::DocumentState;
+pub use fingerprint::{DocumentState, IndexSettings};
 pub use fusion::reciprocal_rank_fusion;
 pub use minilm::{minilm_dir, EmbedError, MiniLm, MINILM_ID};
 

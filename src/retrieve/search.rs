@@ -5,7 +5,7 @@ use super::dense::{DenseVectors, EmbeddingStatus, EMBEDDINGS_FILE};
 use super::fusion::reciprocal_rank_fusion;
 use super::minilm::MiniLm;
 use super::{RetrievalMode, RetrieveError};
-use crate::target::RetrievedChunk;
+use crate::record::RetrievedChunk;
 use std::collections::BTreeSet;
 
 /// Each ranking fed to fusion is this many times deeper than the final list (at least

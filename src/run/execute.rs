@@ -1,11 +1,11 @@
 //! Executing a run: questions → target → metrics → store, one committed item at a time.
 
-use super::RunConfig;
+use crate::record::{now_rfc3339, RunConfig};
 use crate::dataset::{Dataset, Question};
 use crate::judge::JudgePanel;
 use crate::metrics::{self, MetricSelection, MetricsError};
 use crate::store::{ItemRecord, RunRecord, RunStatus, Store, StoreError};
-use crate::target::Target;
+use crate::targets::Target;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -40,7 +40,7 @@ pub enum RunError {
     #[error(transparent)]
     Metrics(MetricsError),
     #[error(transparent)]
-    Target(#[from] crate::target::TargetSpecError),
+    Target(#[from] crate::targets::TargetSpecError),
     #[error("judges: {0}")]
     Judge(String),
     #[error("{0}")]
@@ -287,12 +287,6 @@ pub fn metric_selection(config: &RunConfig) -> Result<MetricSelection, RunError>
         return Ok(MetricSelection::all());
     }
     MetricSelection::parse(&config.metrics.join(",")).map_err(RunError::Metrics)
-}
-
-pub fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
 }
 
 /// Id of the experiment a matrix run makes: `exp-` and a run-id-like stamp.

@@ -5,15 +5,13 @@
 //! its metrics; a resumed run must have the same config hash and dataset fingerprint, and only
 //! the questions not yet committed are asked again.
 
-mod config;
 mod execute;
-mod gate;
 mod lease;
 mod request;
 
-pub use config::{KnowledgeArm, RunConfig};
-pub use execute::{execute, execute_judged, metric_selection, new_experiment_id, now_rfc3339, plan_resume, start_run, Progress, RunError};
-pub use gate::{check_gates, parse_gate, Gate, GateFailure};
+pub use crate::record::{now_rfc3339, KnowledgeArm, RunConfig};
+pub use execute::{execute, execute_judged, metric_selection, new_experiment_id, plan_resume, start_run, Progress, RunError};
+pub use crate::stats::{check_gates, parse_gate, Gate, GateFailure};
 pub use request::{
     check_new_run, prepare_new_run, prepare_resume, CheckedRun, PreparedRun, ResumeRequest, RunRequest,
     DEFAULT_JUDGE_MODEL, DEFAULT_TOP_K,

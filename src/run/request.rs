@@ -9,7 +9,7 @@ use crate::judge::{spec, JudgePanel};
 use crate::llm::{DeviceChoice, LanguageModel, Registry};
 use crate::retrieve::RetrievalMode;
 use crate::retrieve::IndexReport;
-use crate::target::{build_target, Target, TargetOptions};
+use crate::targets::{build_target, Target, TargetOptions};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -230,7 +230,7 @@ pub fn prepare_resume(
         .clone()
         .unwrap_or_else(|| record.config.target.clone());
     let retrieval = match &record.config.retrieval {
-        Some(mode) => mode.parse().map_err(crate::target::TargetSpecError::from)?,
+        Some(mode) => mode.parse().map_err(crate::targets::TargetSpecError::from)?,
         None => RetrievalMode::default(),
     };
     let options = TargetOptions {

@@ -2,7 +2,7 @@
 //! scored and how many could not be scored (the target or the judge failed on them).
 
 use super::bootstrap::{mean, mean_ci95};
-use crate::store::ItemRecord;
+use crate::record::ItemRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -92,7 +92,7 @@ impl GenerationCache {
                     generation.prompt_tokens,
                     generation.completion_tokens,
                     generation.latency_ms as i64,
-                    crate::run::now_rfc3339(),
+                    crate::record::now_rfc3339(),
                 ],
             )
             .map(|_| ())

@@ -7,16 +7,13 @@
 //! several processes may use one file at once (they wait for each other's locks).
 
 mod generation_cache;
-mod records;
 mod schema;
 
 pub use generation_cache::{generation_key, CachedGeneration, GenerationCache};
-pub use records::{ItemRecord, RunRecord, RunStatus};
+pub use crate::record::{ItemRecord, RunRecord, RunStatus};
 
 use crate::dataset::Question;
-use crate::judge::Verdict;
-use crate::run::RunConfig;
-use crate::target::Answer;
+use crate::record::{Answer, RunConfig, Verdict};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};

@@ -57,7 +57,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<i32> {
         anyhow::bail!("--per-doc must be at least 1");
     }
     let registry = Registry::load()?;
-    let model_id = args.model.clone().unwrap_or_else(|| assay::target::DEFAULT_GENERATOR.to_string());
+    let model_id = args.model.clone().unwrap_or_else(|| assay::targets::DEFAULT_GENERATOR.to_string());
     let model = LanguageModel::by_id(&registry, &model_id, args.device)?;
     // The support check is a judgement: by default the judge model runs it (DESIGN.md: models
     // under 1B cannot tell supported from unsupported). Loaded once when it is the generator.

@@ -5,7 +5,7 @@ use anyhow::Context;
 use assay::dataset::load_dataset;
 use assay::llm::{bench::bench_model, DeviceChoice, LanguageModel, Registry};
 use assay::retrieve::{bench::bench_retrieval, bench::BenchOptions, index_dataset, IndexSettings};
-use assay::target::EMBEDDING_MODEL_ID;
+use assay::targets::EMBEDDING_MODEL_ID;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -193,20 +193,20 @@ fn print_bench(report: &BenchReport) {
 
 /// The first `n` answerable questions of a dataset with the answers of its sloppy (else
 /// careful) sample answer set: a mix of right and wrong answers for the judge bench.
-fn sample_answers(dataset: &assay::dataset::Dataset, n: usize) -> anyhow::Result<Vec<(assay::dataset::Question, assay::target::Answer)>> {
+fn sample_answers(dataset: &assay::dataset::Dataset, n: usize) -> anyhow::Result<Vec<(assay::dataset::Question, assay::targets::Answer)>> {
     let file = ["answers-sloppy.jsonl", "answers-careful.jsonl"]
         .iter()
         .map(|f| dataset.root.join(f))
         .find(|p| p.is_file())
         .with_context(|| format!("{}: no sample answers file for the judge bench", dataset.root.display()))?;
-    let answers = assay::target::load_answers_file(&file, dataset)?;
+    let answers = assay::targets::load_answers_file(&file, dataset)?;
     Ok(dataset
         .questions
         .iter()
         .filter(|q| q.answer.is_some())
         .filter_map(|q| {
             let replayed = answers.get(&q.id)?;
-            Some((q.clone(), assay::target::Answer { text: replayed.answer.clone(), ..Default::default() }))
+            Some((q.clone(), assay::targets::Answer { text: replayed.answer.clone(), ..Default::default() }))
         })
         .take(n)
         .collect())

@@ -1,6 +1,6 @@
 //! CI gates: `--fail-under METRIC=VALUE` fails a run whose mean is below the value.
 
-use crate::stats::RunSummary;
+use super::RunSummary;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Gate {

@@ -1,9 +1,7 @@
-//! The rows of the store as plain data.
+//! The rows of the store as plain data: a run and its items.
 
 use crate::dataset::Question;
-use crate::judge::Verdict;
-use crate::run::RunConfig;
-use crate::target::Answer;
+use super::{Answer, RunConfig, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

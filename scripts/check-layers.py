@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Check the library's one-way layers (DESIGN.md, Layering; ARCHITECTURE.md, Invariants).
+
+Reads every `crate::<module>` path in src/<module>/ (and `super::<file>` / `crate::<module>::<file>`
+paths between the files of one module), then fails when:
+  - the graph of top-level modules has a cycle,
+  - the graph of files inside one module has a cycle (tests excluded: a `mod tests` block may
+    reach back into its parent),
+  - a module imports one that its layer may not see (the FORBIDDEN table below).
+Prints the module graph, so a reviewer can see the layers at a glance.
+Usage: python3 scripts/check-layers.py [SRC_DIR]
+"""
+import re
+import sys
+from pathlib import Path
+
+# The leaf layers and the only modules each may import.
+ONLY = {
+    "dataset": set(),
+    "third_party_panic": set(),
+    "record": {"dataset"},
+    "llm": {"third_party_panic"},
+    "corpus": {"dataset", "third_party_panic"},
+}
+# What the other layers must never import (ARCHITECTURE.md states the same rules in words).
+EVALUATION = {"run", "targets", "judge", "generate"}
+FORBIDDEN = {
+    "metrics": EVALUATION | {"store", "stats", "compare", "report", "retrieve"},
+    "retrieve": EVALUATION | {"store", "stats", "compare", "report"},
+    "store": EVALUATION | {"stats", "compare", "report"},
+    "stats": EVALUATION | {"compare", "report"},
+    "compare": EVALUATION | {"report"},
+    "report": EVALUATION,
+    "judge": {"run", "targets", "generate", "store", "stats", "compare", "report"},
+    "targets": {"run", "generate", "stats", "compare", "report"},
+    "generate": {"run", "stats", "compare", "report"},
+}
+
+CRATE_PATH = re.compile(r"\bcrate::([a-z_][a-z0-9_]*)(?:::([a-z_][a-z0-9_]*))?")
+SUPER_PATH = re.compile(r"\bsuper::([a-z_][a-z0-9_]*)")
+
+
+def code_lines(text):
+    """Lines outside `#[cfg(test)]` modules and comments."""
+    in_tests = False
+    depth = 0
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("//"):
+            continue
+        if not in_tests and stripped.startswith("#[cfg(test)]"):
+            in_tests = True
+            depth = 0
+            continue
+        if in_tests:
+            depth += line.count("{") - line.count("}")
+            if depth <= 0 and "}" in line:
+                in_tests = False
+            continue
+        yield line
+
+
+def top_modules(src):
+    return sorted(
+        p.stem if p.is_file() else p.name
+        for p in src.iterdir()
+        if (p.is_dir() and (p / "mod.rs").exists()) or (p.suffix == ".rs" and p.stem not in ("lib", "main"))
+    )
+
+
+def files_of(src, module):
+    path = src / module
+    return sorted(path.rglob("*.rs")) if path.is_dir() else [src / f"{module}.rs"]
+
+
+def find_cycle(graph):
+    """One cycle as a list of nodes, or None (depth-first search with colours)."""
+    colour = {node: 0 for node in graph}
+    stack = []
+
+    def visit(node):
+        colour[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if colour.get(nxt, 0) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if colour.get(nxt, 0) == 0:
+                found = visit(nxt)
+                if found:
+                    return found
+        stack.pop()
+        colour[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if colour[node] == 0:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def main():
+    src = Path(sys.argv[1] if len(sys.argv) > 1 else "src")
+    modules = top_modules(src)
+    graph = {m: set() for m in modules}
+    evidence = {}
+    problems = []
+    for module in modules:
+        inner = {}
+        for file in files_of(src, module):
+            own = file.stem if file.stem != "mod" else "mod"
+            inner.setdefault(own, set())
+            for number, line in enumerate(code_lines(file.read_text()), 1):
+                for target, sub in CRATE_PATH.findall(line):
+                    if target not in graph or target == module:
+                        if target == module and sub:
+                            inner[own].add(sub)
+                        continue
+                    graph[module].add(target)
+                    evidence.setdefault((module, target), f"{file}: {line.strip()}")
+                if file.parent == src / module:
+                    for sub in SUPER_PATH.findall(line):
+                        inner[own].add(sub)
+        files = set(inner)
+        inner = {f: {t for t in ts if t in files and t != f} for f, ts in inner.items()}
+        cycle = find_cycle(inner)
+        if cycle:
+            problems.append(f"cycle between the files of src/{module}/: {' -> '.join(cycle)}")
+
+    for module, targets in sorted(graph.items()):
+        banned = FORBIDDEN.get(module, set())
+        for target in sorted(targets):
+            if target in banned or (module in ONLY and target not in ONLY[module]):
+                problems.append(f"{module} may not import {target}: {evidence[(module, target)]}")
+
+    cycle = find_cycle(graph)
+    if cycle:
+        problems.append("cycle between modules: " + " -> ".join(cycle))
+
+    print("module imports (src/):")
+    for module in modules:
+        print(f"  {module:18} -> {', '.join(sorted(graph[module])) or '(nothing)'}")
+    if problems:
+        print("\nlayering violations:")
+        for problem in problems:
+            print("  " + problem)
+        return 1
+    print("\nno cycles; every layer imports only below itself")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,17 @@
+//! The records every stage passes along: answers and their retrieved chunks, verdicts, a run's
+//! config, and the rows the store keeps. Plain data with serde at the edges.
+//!
+//! This is a leaf layer (DESIGN.md, Layering): it imports only `dataset`, so every stage above
+//! can name these types without importing another stage's behaviour.
+
+mod answer;
+mod run_config;
+mod run_record;
+mod time;
+mod verdict;
+
+pub use answer::{Answer, RetrievedChunk};
+pub use run_config::{KnowledgeArm, RunConfig};
+pub use run_record::{ItemRecord, RunRecord, RunStatus};
+pub use time::now_rfc3339;
+pub use verdict::Verdict;
