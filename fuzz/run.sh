@@ -28,12 +28,31 @@ out = b'GGUF' + struct.pack('<IQQ', 3, 1, len(kvs)) + b''.join(kvs)
 out += s('weight') + struct.pack('<IQQIQ', 2, 4, 2, 0, 0)
 out += b'\0' * (-len(out) % 32) + b'\0' * 32
 open('corpus/gguf_metadata/tiny.gguf', 'wb').write(out)
+
+# A compressed-stream bomb: one page whose content stream is 2 GiB of zeros deflated to about
+# 2 MB (lopdf used to inflate it whole, and the failed allocation aborted the process).
+import zlib
+z = zlib.compressobj(9)
+block = b'\0' * (1 << 20)
+data = b''.join(z.compress(block) for _ in range(2048)) + z.flush()
+objs = [b'<< /Type /Catalog /Pages 2 0 R >>', b'<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+        b'<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>',
+        b'<< /Length %d /Filter /FlateDecode >>\nstream\n' % len(data) + data + b'\nendstream']
+pdf, offsets = b'%PDF-1.4\n', []
+for i, body in enumerate(objs):
+    offsets.append(len(pdf))
+    pdf += b'%d 0 obj\n' % (i + 1) + body + b'\nendobj\n'
+xref = len(pdf)
+pdf += b'xref\n0 %d\n0000000000 65535 f \n' % (len(objs) + 1) + b''.join(b'%010d 00000 n \n' % o for o in offsets)
+pdf += b'trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n' % (len(objs) + 1, xref)
+open('corpus/pdf_text/inflate-bomb.pdf', 'wb').write(pdf)
 PY
 
 for target in "${targets[@]}"; do
   echo "== $target: ${seconds}s" >&2
   max_len=4096
-  [ "$target" = pdf_text ] && max_len=131072
+  # pdf_text: large enough that the 2 MB bomb seed is read whole, not cut to a harmless prefix.
+  [ "$target" = pdf_text ] && max_len=3145728
   # No sanitizer (safe Rust; panics and overflow checks are what we look for) keeps the
   # build and each execution fast; debug assertions turn arithmetic overflow into a finding.
   nice -n 10 cargo fuzz run --sanitizer none --debug-assertions "$target" -- \

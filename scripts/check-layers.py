@@ -18,8 +18,10 @@ from pathlib import Path
 ONLY = {
     "dataset": set(),
     "third_party_panic": set(),
+    # Limits for rendering user and model-file templates (fuel, output size): a leaf.
+    "bounded_template": set(),
     "record": {"dataset"},
-    "llm": {"third_party_panic"},
+    "llm": {"third_party_panic", "bounded_template"},
     "corpus": {"dataset", "third_party_panic"},
 }
 # What the other layers must never import (ARCHITECTURE.md states the same rules in words).

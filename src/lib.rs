@@ -4,6 +4,7 @@
 //! which produces answers; metrics and judges score them; the store keeps every run; compare and
 //! report read runs back. The CLI (`src/bin/assay`) and the desktop app call these functions.
 
+pub mod bounded_template;
 pub mod compare;
 pub mod corpus;
 pub mod dataset;

@@ -223,10 +223,14 @@ fn a_bad_review_changes_nothing() {
     emptied.answer = Some("   ".into());
     let mut taken = pending[1].clone();
     taken.id = "q001".into();
+    // An edit that passes every field check but makes a line the dataset loader refuses.
+    let mut enlarged = pending[0].clone();
+    enlarged.answer = Some("0.1 micron ".repeat(200_000));
     let bad: Vec<(Vec<ReviewDecision>, &str)> = vec![
         (vec![ReviewDecision::Reject { id: "gen-nothing".into() }], "no pending pair"),
         (vec![ReviewDecision::Accept { question: emptied }], "field `answer`: empty"),
         (vec![ReviewDecision::Accept { question: taken }], "no pending pair with id \"q001\""),
+        (vec![ReviewDecision::Accept { question: enlarged }], "line is over the limit of 1048576 bytes"),
         (
             vec![
                 ReviewDecision::Accept { question: pending[2].clone() },

@@ -220,3 +220,109 @@ fn a_run_killed_at_random_moments_resumes_to_the_same_result() {
     assert_eq!(reference["runs"][0]["config"], resumed["runs"][0]["config"]);
     assert_eq!(reference["runs"][0]["dataset_fingerprint"], resumed["runs"][0]["dataset_fingerprint"]);
 }
+
+const JUDGE_TOML: &str = "name = \"mine\"\nprompt = \"mine.md\"\noutcomes = [\"No\", \"Yes\"]\n";
+const JUDGE_PROMPT: &str = "Question: {{ question }}\nAnswer: {{ answer }}\nIs the answer right?";
+
+/// A judged answers run over `limit` questions with the user judge `mine` from `judges`.
+fn judged_args(dataset: &str, judges: &Path, limit: usize) -> Vec<String> {
+    let limit = limit.to_string();
+    let args = [
+        "run", dataset, "--target", "answers:answers-careful.jsonl", "--judges", "mine", "--judge-model",
+        "smollm2-135m-instruct", "--judges-dir", judges.to_str().unwrap(), "--limit", limit.as_str(),
+    ];
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+/// Spawn `args`, wait until `db` holds `items` committed items, SIGKILL it.
+fn kill_after(args: &[String], db: &Path, items: usize) {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut child = assay_command(&args, db).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let started = Instant::now();
+    while committed(db).len() < items {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before it could be killed");
+        assert!(started.elapsed() < Duration::from_secs(300));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+fn run_status(db: &Path) -> String {
+    let conn = Connection::open(db).unwrap();
+    conn.query_row("SELECT status FROM runs", [], |r| r.get(0)).unwrap()
+}
+
+#[test]
+fn resume_refuses_a_judge_spec_edited_since_the_run_started() {
+    if !smollm2_installed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dataset = dataset_copy(tmp.path());
+    let ds = dataset.to_str().unwrap();
+    let judges = tmp.path().join("judges");
+    std::fs::create_dir_all(&judges).unwrap();
+    std::fs::write(judges.join("mine.toml"), JUDGE_TOML).unwrap();
+    std::fs::write(judges.join("mine.md"), JUDGE_PROMPT).unwrap();
+    let db = tmp.path().join("runs.sqlite");
+    kill_after(&judged_args(ds, &judges, 6), &db, 1);
+    let id = run_ids(&db).remove(0);
+    let before = committed(&db);
+
+    // The rubric is edited between the kill and the resume: refused, with the reason.
+    std::fs::write(judges.join("mine.md"), format!("{JUDGE_PROMPT} Be lenient.")).unwrap();
+    let resume = ["run", ds, "--resume", id.as_str(), "--judges-dir", judges.to_str().unwrap()];
+    let out = assay_command(&resume, &db).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("judge spec of mine changed since the run started"), "{stderr}");
+    assert_eq!(committed(&db), before, "a refused resume changes nothing");
+
+    // The spec as it was: the same resume goes through.
+    std::fs::write(judges.join("mine.md"), JUDGE_PROMPT).unwrap();
+    let out = assay_command(&resume, &db).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(committed(&db).len(), 6);
+}
+
+#[test]
+fn two_resumes_of_one_run_at_once_the_second_is_refused() {
+    if !smollm2_installed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dataset = dataset_copy(tmp.path());
+    let ds = dataset.to_str().unwrap();
+    let judges = tmp.path().join("judges");
+    std::fs::create_dir_all(&judges).unwrap();
+    std::fs::write(judges.join("mine.toml"), JUDGE_TOML).unwrap();
+    std::fs::write(judges.join("mine.md"), JUDGE_PROMPT).unwrap();
+    let db = tmp.path().join("runs.sqlite");
+    kill_after(&judged_args(ds, &judges, 12), &db, 1);
+    let id = run_ids(&db).remove(0);
+    let resume = ["run", ds, "--resume", id.as_str(), "--judges-dir", judges.to_str().unwrap()];
+
+    // The first resume is under way (it committed an item of its own) when the second starts.
+    let after_kill = committed(&db).len();
+    let mut first = assay_command(&resume, &db).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    while committed(&db).len() <= after_kill {
+        assert!(first.try_wait().unwrap().is_none(), "the first resume ended too early");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let second = assay_command(&resume, &db).output().unwrap();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("being executed by another process"), "{stderr}");
+
+    let out = first.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(run_status(&db), "finished");
+    assert_eq!(committed(&db).len(), 12);
+    let leases: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".lease"))
+        .collect();
+    assert!(leases.is_empty(), "the lease file is removed when the run ends: {leases:?}");
+}

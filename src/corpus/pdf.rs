@@ -19,6 +19,7 @@ pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<PdfText, DocumentProblem> {
     if !bytes.starts_with(b"%PDF") && !bytes[..bytes.len().min(1024)].windows(4).any(|w| w == b"%PDF") {
         return Err(DocumentProblem::PdfUnreadable { message: "no %PDF header".into() });
     }
+    super::pdf_inflate::check_inflated_size(bytes, super::pdf_inflate::MAX_INFLATED_BYTES)?;
     let loaded = contain(|| pdf_extract::Document::load_mem(bytes));
     let mut doc = match loaded {
         Ok(Ok(doc)) => doc,

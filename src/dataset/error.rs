@@ -28,11 +28,11 @@ pub enum DatasetError {
     },
     #[error("{path}:{line}: not valid UTF-8")]
     NotUtf8 { path: PathBuf, line: usize },
-    #[error("{path}:{line}: line of {bytes} bytes is over the limit of {limit} bytes")]
+    /// Refused as soon as the limit is passed: the rest of the line is never read.
+    #[error("{path}:{line}: line is over the limit of {limit} bytes")]
     LineTooLong {
         path: PathBuf,
         line: usize,
-        bytes: usize,
         limit: usize,
     },
     #[error("{path}:{line}: invalid JSON: {message}")]

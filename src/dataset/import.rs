@@ -262,11 +262,18 @@ fn write_dataset(
         _ => PathBuf::from("."),
     };
     std::fs::create_dir_all(&parent).map_err(|e| DatasetError::io(&parent, e))?;
-    let staging = parent.join(format!(
-        ".{}.importing-{}",
-        manifest.name,
-        std::process::id()
-    ));
+    // An unpredictable name, created exclusively: a predictable one could be planted as a
+    // symlink to a folder elsewhere that the corpus would then be copied into.
+    let prefix = format!(".{}.importing-", manifest.name);
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    // The mode a plain create_dir gives (0777 less the umask), not the temporary folder's 0700.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o777));
+    let staging = builder
+        .tempdir_in(&parent)
+        .map_err(|e| DatasetError::io(&parent, e))?
+        .keep();
     let result = (|| {
         let corpus_out = staging.join("corpus");
         std::fs::create_dir_all(&corpus_out).map_err(|e| DatasetError::io(&corpus_out, e))?;

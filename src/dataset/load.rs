@@ -42,8 +42,7 @@ pub fn load_dataset(dir: &Path) -> Result<Dataset, DatasetError> {
     let documents = list_corpus(&corpus_dir)?;
     let doc_ids: BTreeSet<String> = documents.iter().map(|d| d.id.clone()).collect();
 
-    let questions_bytes =
-        std::fs::read(&questions_path).map_err(|e| DatasetError::io(&questions_path, e))?;
+    let questions_bytes = read_jsonl_file(&questions_path)?;
     let questions = parse_questions(&questions_path, &questions_bytes, &doc_ids)?;
 
     let fingerprint = fingerprint(&manifest_bytes, &questions_bytes, &documents)?;
@@ -163,6 +162,37 @@ pub fn list_corpus(corpus_dir: &Path) -> Result<Vec<CorpusFile>, DatasetError> {
 /// prompt, report and database row.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
+/// The bytes of a JSONL file, read in pieces: a line over `MAX_LINE_BYTES` is an error as soon
+/// as the limit is passed, so a huge file (or one that never ends, a pipe or a device) is
+/// never read whole just to be refused.
+pub fn read_jsonl_file(path: &Path) -> Result<Vec<u8>, DatasetError> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).map_err(|e| DatasetError::io(path, e))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut bytes = Vec::new();
+    let (mut line, mut line_bytes) = (1usize, 0usize);
+    loop {
+        let piece = reader.fill_buf().map_err(|e| DatasetError::io(path, e))?;
+        if piece.is_empty() {
+            return Ok(bytes);
+        }
+        for b in piece {
+            if *b == b'\n' {
+                line += 1;
+                line_bytes = 0;
+            } else {
+                line_bytes += 1;
+                if line_bytes > MAX_LINE_BYTES {
+                    return Err(DatasetError::LineTooLong { path: path.to_path_buf(), line, limit: MAX_LINE_BYTES });
+                }
+            }
+        }
+        bytes.extend_from_slice(piece);
+        let n = piece.len();
+        reader.consume(n);
+    }
+}
+
 /// The non-blank lines of a JSONL file as (1-based line number, text); a line that is not
 /// UTF-8 or is over `MAX_LINE_BYTES` is an error naming it. A UTF-8 byte order mark at the
 /// start (as some editors write) is skipped.
@@ -179,7 +209,6 @@ pub fn jsonl_lines<'a>(
                 return Some(Err(DatasetError::LineTooLong {
                     path: path.to_path_buf(),
                     line: index + 1,
-                    bytes: raw.len(),
                     limit: MAX_LINE_BYTES,
                 }));
             }

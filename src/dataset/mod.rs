@@ -11,7 +11,7 @@ mod load;
 pub use error::DatasetError;
 pub use import::{import_csv, import_eshop, CsvColumns, ImportSummary};
 pub use load::{
-    citation_doc, jsonl_lines, list_corpus, load_dataset, parse_question_line, CORPUS_EXTENSIONS,
+    citation_doc, jsonl_lines, read_jsonl_file, list_corpus, load_dataset, parse_question_line, CORPUS_EXTENSIONS,
 };
 
 use serde::{Deserialize, Serialize};

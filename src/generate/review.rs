@@ -157,6 +157,16 @@ fn checked_for_dataset(mut question: Question, dataset: &Dataset) -> Result<Ques
     if !question.tags.iter().any(|t| t == REVIEWED_TAG) {
         question.tags.push(REVIEWED_TAG.to_string());
     }
+    // The line as it will be written must pass the very check the dataset loader makes
+    // (line length, id alphabet, tags, fields): an edit can never leave a dataset that no
+    // longer loads.
+    let questions_path = dataset.root.join(&dataset.manifest.questions);
+    let line = question_line(&question)?;
+    let doc_ids: BTreeSet<String> = dataset.documents.iter().map(|d| d.id.clone()).collect();
+    for checked in jsonl_lines(&questions_path, line.as_bytes()) {
+        let (number, text) = checked.map_err(|e| invalid("question", &e.to_string()))?;
+        parse_question_line(&questions_path, number, text, &doc_ids).map_err(|e| invalid("question", &e.to_string()))?;
+    }
     Ok(question)
 }
 

@@ -83,6 +83,17 @@ pub struct JudgeSpec {
 }
 
 impl JudgeSpec {
+    /// sha256 of everything in the spec that decides a verdict (every field but where it was
+    /// read from), for a run's config: a resumed run must judge with the same specs.
+    pub fn content_sha256(&self) -> String {
+        use sha2::Digest;
+        let mut value = serde_json::to_value(self).unwrap_or_default();
+        if let Some(fields) = value.as_object_mut() {
+            fields.remove("source");
+        }
+        hex::encode(sha2::Sha256::digest(value.to_string().as_bytes()))
+    }
+
     /// Parse and validate a spec; `file` names it in errors, `template` is the prompt text.
     pub fn parse(toml_text: &str, file: &Path, template: String) -> Result<Self, SpecError> {
         let raw: SpecFile = toml::from_str(toml_text).map_err(|e| toml_error(file, toml_text, &e))?;
@@ -165,6 +176,19 @@ impl JudgeSpec {
             });
         }
         let prompt = prompt_path(file, &raw.prompt);
+        // A symlink (or a linked folder on the way) could still lead out of the folder: the
+        // resolved prompt must lie inside the resolved judges folder.
+        let folder = file.parent().unwrap_or(Path::new(".")).canonicalize();
+        let resolved = prompt.canonicalize();
+        if let (Ok(folder), Ok(resolved)) = (&folder, &resolved) {
+            if !resolved.starts_with(folder) {
+                return Err(SpecError::Field {
+                    file: file.to_path_buf(),
+                    field: "prompt",
+                    message: format!("`{}` must be a file in the judges folder (it links to {})", raw.prompt, resolved.display()),
+                });
+            }
+        }
         let template = std::fs::read_to_string(&prompt).map_err(|source| SpecError::Io { file: prompt.clone(), source })?;
         Self::parse(&text, file, template)
     }
@@ -206,13 +230,13 @@ fn prompt_path(spec_file: &Path, prompt: &str) -> PathBuf {
 }
 
 fn render_template(template: &str, variables: &BTreeMap<&str, String>) -> Result<String, String> {
-    let mut env = minijinja::Environment::new();
+    let mut env = crate::bounded_template::environment();
     // Strict: a misspelt variable is an error, not an empty string in the prompt.
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
     env.set_keep_trailing_newline(false);
     env.add_template("prompt", template).map_err(|e| e.to_string())?;
     let tmpl = env.get_template("prompt").map_err(|e| e.to_string())?;
-    tmpl.render(variables).map_err(|e| e.to_string())
+    crate::bounded_template::render(&tmpl, variables).map_err(|e| e.to_string())
 }
 
 /// A test render with every known variable set: finds syntax errors and unknown variables.

@@ -87,7 +87,7 @@ fn render_template(
         path: path.to_path_buf(),
         message: format!("{e:#}"),
     };
-    let mut env = minijinja::Environment::new();
+    let mut env = crate::bounded_template::environment();
     // Hugging Face templates call `raise_exception` for conversations they reject.
     env.add_function("raise_exception", |msg: String| -> std::result::Result<String, minijinja::Error> {
         Err(minijinja::Error::new(
@@ -99,14 +99,16 @@ fn render_template(
     env.set_unknown_method_callback(python_string_methods);
     env.add_template("chat", source).map_err(err)?;
     let template = env.get_template("chat").map_err(err)?;
-    template
-        .render(minijinja::context! {
+    crate::bounded_template::render(
+        &template,
+        minijinja::context! {
             messages => messages,
             add_generation_prompt => true,
             bos_token => bos_token,
             eos_token => eos_token,
-        })
-        .map_err(err)
+        },
+    )
+    .map_err(err)
 }
 
 fn python_string_methods(

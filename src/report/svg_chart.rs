@@ -202,6 +202,7 @@ pub fn escape(text: &str) -> String {
             '\'' => out.push_str("&#39;"),
             // Not allowed in XML 1.0 at all.
             c if c.is_control() && !matches!(c, '\n' | '\t' | '\r') => out.push('\u{fffd}'),
+            '\u{fffe}' | '\u{ffff}' => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }

@@ -10,6 +10,7 @@ use super::RetrieveError;
 use crate::corpus::{chunk_document, read_corpus, Chunk, DocumentIssue};
 use crate::dataset::{CorpusFile, Dataset};
 use serde::{Deserialize, Serialize};
+use sha2::Digest;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -90,9 +91,57 @@ pub struct CorpusIndex {
     pub(crate) dense: Option<DenseVectors>,
 }
 
-/// Where a dataset's indexes live: `<dataset>/.assay/index/`.
-pub fn index_dir_for(dataset_root: &Path) -> PathBuf {
-    dataset_root.join(".assay").join("index")
+/// Where a dataset's indexes live: `<user cache dir>/assay/index/<dataset key>/` (or
+/// `$ASSAY_INDEX_CACHE/<dataset key>/`), never inside the dataset: anyone who writes a dataset
+/// can compute its fingerprint, so an index folder that came with the dataset (a poisoned
+/// `chunks.json`, tantivy files or vectors) would otherwise be reused unchecked. Only Assay itself
+/// writes the user's cache. The key is a hash of the dataset's canonical path, so each dataset's
+/// indexes are compared and superseded among themselves only.
+pub fn index_dir_for(dataset_root: &Path) -> Result<PathBuf, RetrieveError> {
+    let base = index_cache_root().ok_or_else(|| {
+        RetrieveError::io(
+            dataset_root,
+            std::io::Error::other("no cache directory for indexes: set ASSAY_INDEX_CACHE to a folder"),
+        )
+    })?;
+    let canonical = dataset_root.canonicalize().map_err(|e| RetrieveError::io(dataset_root, e))?;
+    let key = hex::encode(sha2::Sha256::digest(canonical.as_os_str().as_encoded_bytes()));
+    let dir = base.join(&key[..24]);
+    std::fs::create_dir_all(&dir).map_err(|e| RetrieveError::io(&dir, e))?;
+    // Which dataset the folder serves, so folders of datasets that are gone can be removed.
+    let owner = dir.join(DATASET_FILE);
+    if !owner.is_file() {
+        std::fs::write(&owner, canonical.as_os_str().as_encoded_bytes()).map_err(|e| RetrieveError::io(&owner, e))?;
+    }
+    remove_orphaned(&base, &dir);
+    Ok(dir)
+}
+
+const DATASET_FILE: &str = "dataset-path";
+
+/// `$ASSAY_INDEX_CACHE`, else the platform cache dir's `assay/index`.
+fn index_cache_root() -> Option<PathBuf> {
+    match std::env::var_os("ASSAY_INDEX_CACHE") {
+        Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
+        _ => directories::ProjectDirs::from("", "", "assay").map(|d| d.cache_dir().join("index")),
+    }
+}
+
+/// Index folders of datasets whose folder no longer exists (temporary copies, deleted
+/// datasets) are dead weight: delete them.
+fn remove_orphaned(base: &Path, current: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else { return };
+    for entry in entries.filter_map(Result::ok) {
+        let dir = entry.path();
+        if dir == current || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(owner) = std::fs::read(dir.join(DATASET_FILE)) else { continue };
+        let owner = PathBuf::from(String::from_utf8_lossy(&owner).into_owned());
+        if !owner.exists() {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
 }
 
 /// Build or verify the index of a dataset's corpus (what `assay index DATASET` runs).
@@ -100,7 +149,7 @@ pub fn index_dataset(
     dataset: &Dataset,
     settings: IndexSettings,
 ) -> Result<(CorpusIndex, IndexReport), RetrieveError> {
-    open_or_build(&dataset.documents, &index_dir_for(&dataset.root), settings)
+    open_or_build(&dataset.documents, &index_dir_for(&dataset.root)?, settings)
 }
 
 /// Reuse the index of exactly these documents and settings under `cache_dir`, or build it.

@@ -78,17 +78,20 @@ impl DenseVectors {
             dimension: self.dimension,
             count: self.data.len() / self.dimension.max(1),
         };
-        let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+        let folder = path.parent().unwrap_or(Path::new("."));
         let write = || -> std::io::Result<()> {
-            let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+            // Unpredictable and created exclusively: never written through a planted link.
+            let tmp = tempfile::Builder::new().prefix(".vectors.").tempfile_in(folder)?;
+            let mut file = std::io::BufWriter::new(tmp);
             file.write_all(MAGIC)?;
             serde_json::to_writer(&mut file, &header)?;
             file.write_all(b"\n")?;
             for value in &self.data {
                 file.write_all(&value.to_le_bytes())?;
             }
-            file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-            std::fs::rename(&tmp, path)
+            let tmp = file.into_inner().map_err(|e| e.into_error())?;
+            tmp.as_file().sync_all()?;
+            tmp.persist(path).map(|_| ()).map_err(|e| e.error)
         };
         write().map_err(|e| RetrieveError::io(path, e))
     }

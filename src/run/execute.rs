@@ -28,6 +28,13 @@ pub enum RunError {
          resume without changing options, or start a new run"
     )]
     ConfigChanged { run: String, what: String },
+    #[error(
+        "run {run} is being executed by another process right now; wait for it to finish \
+         (or cancel it) before resuming"
+    )]
+    Busy { run: String },
+    #[error("run {run}: cannot take the run's lease: {message}")]
+    Lease { run: String, message: String },
     #[error("run {run} is already finished; nothing to resume")]
     AlreadyFinished { run: String },
     #[error(transparent)]
@@ -106,6 +113,22 @@ pub fn plan_resume(run: &RunRecord, dataset: &Dataset, config: &RunConfig) -> Re
             current: dataset.fingerprint.clone(),
         });
     }
+    let edited: Vec<&str> = run
+        .config
+        .judge_specs
+        .iter()
+        .filter(|(name, sha)| config.judge_specs.get(*name) != Some(*sha))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if !edited.is_empty() {
+        return Err(RunError::ConfigChanged {
+            run: run.id.clone(),
+            what: format!(
+                "the judge spec of {} changed since the run started, so its items would be judged by two rubrics",
+                edited.join(", ")
+            ),
+        });
+    }
     if run.config_hash != config.hash() {
         return Err(RunError::ConfigChanged {
             run: run.id.clone(),
@@ -169,6 +192,11 @@ pub fn execute_judged(
     cancel: &AtomicBool,
 ) -> Result<RunStatus, RunError> {
     let selection = metric_selection(&run.config)?;
+    let _lease = super::lease::RunLease::take(store.path(), &run.id)?;
+    // Read under the lease: another process may have finished the run meanwhile.
+    if store.find_run(&run.id)?.status == RunStatus::Finished {
+        return Err(RunError::AlreadyFinished { run: run.id.clone() });
+    }
     let planned = planned_questions(dataset, &run.config);
     let done_ids = store.done_question_ids(&run.id)?;
     let total = planned.len();

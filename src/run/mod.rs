@@ -7,6 +7,7 @@
 
 mod execute;
 mod experiment;
+mod lease;
 mod request;
 
 pub use crate::record::{now_rfc3339, KnowledgeArm, RunConfig};

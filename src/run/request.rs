@@ -76,6 +76,19 @@ pub struct PreparedRun {
 pub const DEFAULT_JUDGE_MODEL: &str = "qwen2.5-coder-1.5b-instruct";
 
 /// Load the named judges on their model: specs are validated before any model loads.
+/// Each named judge's spec hash (see [`RunConfig::judge_specs`]); specs are read, no model loads.
+fn judge_spec_hashes(
+    names: &[String],
+    dir: Option<&std::path::Path>,
+) -> Result<std::collections::BTreeMap<String, String>, RunError> {
+    if names.is_empty() {
+        return Ok(Default::default());
+    }
+    let specs = spec::load_all(dir).map_err(|e| RunError::Judge(e.to_string()))?;
+    let chosen = spec::select(&specs, names).map_err(|e| RunError::Judge(e.to_string()))?;
+    Ok(chosen.iter().map(|s| (s.name.clone(), s.content_sha256())).collect())
+}
+
 fn judge_panel(
     names: &[String],
     model: Option<&str>,
@@ -176,6 +189,7 @@ pub fn check_new_run(dataset: &Dataset, request: &RunRequest) -> Result<CheckedR
         model: built.model,
         judge_model: judges.as_ref().map(|(_, id)| id.clone()),
         judges: request.judges.clone(),
+        judge_specs: judge_spec_hashes(&request.judges, request.judges_dir.as_deref())?,
         metrics,
         top_k,
         retrieval: uses_retrieval.then(|| retrieval.as_str().to_string()),
@@ -241,6 +255,10 @@ pub fn prepare_resume(
     config.top_k = request.top_k.unwrap_or(config.top_k);
     config.seed = request.seed.unwrap_or(config.seed);
     config.limit = request.limit.or(config.limit);
+    // Runs stored before spec hashes were kept cannot be checked; every later one is.
+    if !record.config.judge_specs.is_empty() {
+        config.judge_specs = judge_spec_hashes(&config.judges, request.judges_dir.as_deref())?;
+    }
     plan_resume(&record, dataset, &config)?;
     let judges = judge_panel(
         &config.judges,

@@ -128,7 +128,11 @@ impl Store {
             });
         }
         use_wal(&conn).map_err(sqlite)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
+        // FULL: each commit (one finished item) is on disk before the run goes on, so a power
+        // loss cannot take back items a run reported done. It costs about 1-2 ms per commit
+        // (measured 2026-11-24: 0.07-0.27 ms with NORMAL, 0.9-1.9 ms with FULL, WAL, one item
+        // and 8 metric rows per commit), nothing beside a model's answer or verdict.
+        conn.pragma_update(None, "synchronous", "FULL")
             .map_err(sqlite)?;
         conn.pragma_update(None, "foreign_keys", "ON").map_err(sqlite)?;
         let mut store = Store {

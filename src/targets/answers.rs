@@ -25,10 +25,7 @@ pub fn load_answers_file(
     path: &Path,
     dataset: &Dataset,
 ) -> Result<HashMap<String, ReplayedAnswer>, DatasetError> {
-    let bytes = std::fs::read(path).map_err(|e| DatasetError::Io {
-        path: path.to_path_buf(),
-        source: e,
-    })?;
+    let bytes = crate::dataset::read_jsonl_file(path)?;
     let doc_ids: std::collections::BTreeSet<&str> =
         dataset.documents.iter().map(|d| d.id.as_str()).collect();
     let mut answers = HashMap::new();

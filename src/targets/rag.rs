@@ -89,7 +89,7 @@ impl RagPrompt {
         doc: Option<&str>,
         chunks: &[(&str, &str)],
     ) -> Result<String, RagPromptError> {
-        let mut env = minijinja::Environment::new();
+        let mut env = crate::bounded_template::environment();
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
         let error = |e: minijinja::Error| RagPromptError::Template {
             name: self.name.clone(),
@@ -101,9 +101,8 @@ impl RagPrompt {
             .enumerate()
             .map(|(i, (id, text))| minijinja::context! { n => i + 1, id => id, text => text })
             .collect();
-        env.get_template("rag")
-            .map_err(error)?
-            .render(minijinja::context! { question => question, doc => doc, chunks => chunks })
+        let template = env.get_template("rag").map_err(error)?;
+        crate::bounded_template::render(&template, minijinja::context! { question => question, doc => doc, chunks => chunks })
             .map_err(error)
     }
 }

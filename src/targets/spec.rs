@@ -82,10 +82,7 @@ pub fn build_target(
     match spec.split_once(':') {
         Some(("answers", file)) => {
             let path = resolve_answers_path(file, &dataset.root)?;
-            let bytes = std::fs::read(&path).map_err(|e| DatasetError::Io {
-                path: path.clone(),
-                source: e,
-            })?;
+            let bytes = crate::dataset::read_jsonl_file(&path)?;
             let answers = load_answers_file(&path, dataset)?;
             Ok(BuiltTarget {
                 target: Box::new(AnswersFileTarget::new(path, answers)),

@@ -48,3 +48,25 @@ fn each_bad_answers_file_is_named_and_changes_nothing() {
     expect_rejected(&["run", ds, "--target", "answers"], &db, &before, &["--target answers needs a file"]);
     eprintln!("{} answers cases", cases.len() + 3);
 }
+
+/// A 4 GiB answers file with no line break (sparse: it takes no disk): refused at its first
+/// MiB, never read whole. The process runs with 2 GB of address space, so reading the file into
+/// memory before checking its lines would fail to allocate instead.
+#[test]
+fn a_huge_answers_file_is_refused_without_reading_it_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dataset = dataset_copy(tmp.path());
+    let file = dataset.join("answers-huge.jsonl");
+    std::fs::File::create(&file).unwrap().set_len(4 << 30).unwrap();
+    let db = tmp.path().join("runs.sqlite");
+    let script = format!(
+        "ulimit -v 2000000; exec '{}' run '{}' --target answers:answers-huge.jsonl",
+        env!("CARGO_BIN_EXE_assay"),
+        dataset.display()
+    );
+    let out = std::process::Command::new("sh").arg("-c").arg(script).env("ASSAY_DB", &db).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("answers-huge.jsonl:1") && stderr.contains("line is over the limit of 1048576 bytes"), "{stderr}");
+    assert!(!db.exists());
+}

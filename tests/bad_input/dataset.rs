@@ -120,7 +120,7 @@ fn cases() -> Vec<Case> {
                 line.push_str(r#"", "answer": "A"}"#);
                 std::fs::write(&path, line).unwrap();
             },
-            &["questions.jsonl:1", "bytes is over the limit of 1048576 bytes"],
+            &["questions.jsonl:1", "line is over the limit of 1048576 bytes"],
         ),
         case(
             "a long value of the wrong type",

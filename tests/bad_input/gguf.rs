@@ -127,3 +127,48 @@ fn each_bad_gguf_is_named_and_nothing_is_registered() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     eprintln!("{} GGUF cases", cases.len());
 }
+
+/// A GGUF's chat template is the model author's code: nested loops stop on the fuel budget
+/// and a template that writes without end stops at the size cap, each with an error naming the
+/// file, instead of running for minutes and gigabytes.
+#[test]
+fn a_runaway_chat_template_stops_with_a_clear_error() {
+    use assay::llm::{ChatFormat, ChatMessage};
+    let cases = [
+        ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "more than 5000000 steps"),
+        ("{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}", "passed 16 MiB"),
+    ];
+    for (source, needle) in cases {
+        let format = ChatFormat::Template {
+            source: source.into(),
+            bos_token: String::new(),
+            eos_token: String::new(),
+            path: "hostile.gguf".into(),
+        };
+        let err = format.render(&[ChatMessage::user("hi")]).unwrap_err().to_string();
+        assert!(err.contains("hostile.gguf") && err.contains(needle), "{err}");
+    }
+}
+
+/// `general.name` and `general.architecture` are the file author's text: `models add` and
+/// `models list` print them with escape sequences made visible (they could retitle, clear or
+/// hijack the terminal).
+#[test]
+fn escape_sequences_in_gguf_metadata_never_reach_the_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let models = tmp.path().join("models");
+    let db = tmp.path().join("runs.sqlite");
+    let mut gguf = Gguf::valid();
+    gguf.metadata[1].2 = string("tiny\x1b]0;owned\x07\x1b[2J\u{9b}31m");
+    let file = tmp.path().join("model.gguf");
+    std::fs::write(&file, gguf.bytes()).unwrap();
+    let added = assay_command(&["models", "add", file.to_str().unwrap()], &db).env("ASSAY_MODELS", &models).output().unwrap();
+    assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
+    let listed = assay_command(&["models", "list"], &db).env("ASSAY_MODELS", &models).output().unwrap();
+    assert!(listed.status.success());
+    for out in [&added.stdout, &listed.stdout] {
+        let text = String::from_utf8_lossy(out);
+        assert!(!text.contains('\x1b') && !text.contains('\x07') && !text.contains('\u{9b}'), "{text:?}");
+        assert!(text.contains("tiny\\u{1b}]0;owned\\u{7}"), "{text:?}");
+    }
+}

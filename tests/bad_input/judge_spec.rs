@@ -32,6 +32,7 @@ fn cases() -> Vec<(&'static str, Vec<u8>, Vec<u8>, Vec<&'static str>)> {
         ("missing prompt file", spec("name = \"mine\"\nprompt = \"other.md\"\noutcomes = [\"No\", \"Yes\"]\n"), prompt.clone(), vec!["other.md: cannot read"]),
         ("template syntax error", spec(GOOD_TOML), b"Question: {{ question \nIs it right?".to_vec(), vec!["mine.md: prompt template", "syntax error"]),
         ("template with an unknown variable", spec(GOOD_TOML), b"Question: {{ questoin }}".to_vec(), vec!["mine.md: prompt template", "undefined"]),
+        ("template with nested loops", spec(GOOD_TOML), b"{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}{{ question }}".to_vec(), vec!["mine.md: prompt template", "more than 5000000 steps"]),
         ("non-UTF-8 spec", b"name = \"mi\xffne\"\nprompt = \"mine.md\"\noutcomes = [\"No\", \"Yes\"]\n".to_vec(), prompt.clone(), vec!["mine.toml", "UTF-8"]),
         ("non-UTF-8 prompt", spec(GOOD_TOML), b"Question: \xff {{ question }}".to_vec(), vec!["mine.md", "UTF-8"]),
         ("a huge spec with an error at its end", huge, prompt.clone(), vec!["mine.toml:4", "unexpected key or value"]),
@@ -60,4 +61,43 @@ fn each_bad_judge_spec_is_named_and_changes_nothing() {
     let unknown = ["run", ds, "--target", "answers:answers-careful.jsonl", "--judges", "mien", "--judges-dir", dir];
     expect_rejected(&unknown, &db, &before, &["no judge named `mien`", "mine"]);
     eprintln!("{} judge spec cases", cases.len() + 1);
+}
+
+/// A user's spec text (description, outcomes, the prompt) is printed by `judges list` and
+/// `judges show` with escape sequences made visible.
+#[test]
+fn escape_sequences_in_a_judge_spec_never_reach_the_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let judges = tmp.path().join("judges");
+    std::fs::create_dir_all(&judges).unwrap();
+    std::fs::write(judges.join("mine.toml"), format!("{GOOD_TOML}description = \"fine\\u001b]0;owned\\u0007\"\n")).unwrap();
+    std::fs::write(judges.join("mine.md"), format!("{GOOD_PROMPT}\x1b[2J\x1b[31m")).unwrap();
+    let db = tmp.path().join("runs.sqlite");
+    let dir = judges.to_str().unwrap();
+    for args in [vec!["judges", "list", "--judges-dir", dir], vec!["judges", "show", "mine", "--judges-dir", dir]] {
+        let out = crate::common::assay(&args, &db);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(!text.contains('\x1b') && !text.contains('\x07'), "{args:?}: {text:?}");
+        assert!(text.contains("\\u{1b}"), "{args:?}: {text:?}");
+    }
+}
+
+/// A prompt file that is a symlink to a file outside the judges folder is refused (its text
+/// would be read into prompts and shown by `judges show`).
+#[test]
+fn a_prompt_symlink_out_of_the_judges_folder_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let judges = tmp.path().join("judges");
+    std::fs::create_dir_all(&judges).unwrap();
+    let secret = tmp.path().join("secret.txt");
+    std::fs::write(&secret, "SECRET {{ question }} {{ answer }}").unwrap();
+    std::fs::write(judges.join("mine.toml"), GOOD_TOML).unwrap();
+    std::os::unix::fs::symlink(&secret, judges.join("mine.md")).unwrap();
+    let db = tmp.path().join("runs.sqlite");
+    let out = crate::common::assay(&["judges", "show", "mine", "--judges-dir", judges.to_str().unwrap()], &db);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("mine.toml") && stderr.contains("field `prompt`") && stderr.contains("must be a file in the judges folder"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("SECRET"));
 }

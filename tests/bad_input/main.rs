@@ -15,4 +15,6 @@ mod judge_spec;
 mod models_toml;
 mod pdf;
 mod prompt;
+mod pull;
+mod shipped_index;
 mod sqlite;

@@ -10,11 +10,17 @@ use serde_json::Value;
 /// A PDF from numbered object bodies, with a correct xref table (so that only the structure
 /// the case describes is wrong).
 fn pdf(objects: &[&str]) -> Vec<u8> {
+    pdf_of_bytes(&objects.iter().map(|o| o.as_bytes().to_vec()).collect::<Vec<_>>())
+}
+
+fn pdf_of_bytes(objects: &[Vec<u8>]) -> Vec<u8> {
     let mut out = b"%PDF-1.4\n".to_vec();
     let mut offsets = Vec::new();
     for (i, body) in objects.iter().enumerate() {
         offsets.push(out.len());
-        out.extend(format!("{} 0 obj\n{body}\nendobj\n", i + 1).into_bytes());
+        out.extend(format!("{} 0 obj\n", i + 1).into_bytes());
+        out.extend(body);
+        out.extend(b"\nendobj\n");
     }
     let xref = out.len();
     out.extend(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).into_bytes());
@@ -38,6 +44,22 @@ fn stream(text: &str) -> String {
     format!("<< /Length {} >>\nstream\n{text}\nendstream", text.len())
 }
 
+/// A page whose content stream is `inflated_mib` MiB of zeros, deflated (about 1/1000 of that).
+fn inflate_bomb(inflated_mib: usize) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..inflated_mib {
+        encoder.write_all(&zeros).unwrap();
+    }
+    let data = encoder.finish().unwrap();
+    let mut content = format!("<< /Length {} /Filter /FlateDecode >>\nstream\n", data.len()).into_bytes();
+    content.extend(&data);
+    content.extend(b"\nendstream");
+    let text = |s: &str| s.as_bytes().to_vec();
+    pdf_of_bytes(&[text(CATALOG), text(PAGES), text(&page_with("4 0 R")), content, text(FONT)])
+}
+
 /// (file stem, bytes, the problem kind the index must report for it).
 fn cases() -> Vec<(&'static str, Vec<u8>, &'static str)> {
     let real = std::fs::read(crate::common::trailgear().join("pdf/rackmaster-2.pdf")).unwrap();
@@ -57,6 +79,9 @@ fn cases() -> Vec<(&'static str, Vec<u8>, &'static str)> {
             bytes.extend(b"startxref\n99999999\n%%EOF\n");
             bytes
         }, "pdf_unreadable"),
+        // Over the 256 MiB limit on what a document's streams may inflate to (a real bomb of a
+        // few GB aborts the process on a failed allocation; the fuzz corpus holds one).
+        ("inflate-bomb", inflate_bomb(300), "pdf_unreadable"),
         ("encrypted", std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus/bad/needs-password.pdf")).unwrap(), "encrypted"),
     ]
 }
@@ -82,6 +107,9 @@ fn each_bad_pdf_is_named_and_skipped_and_the_rest_is_indexed() {
             .find(|i| i["doc"] == *stem)
             .unwrap_or_else(|| panic!("{stem}.pdf is not reported as skipped: {report:#}"));
         assert_eq!(issue["problem"]["kind"], *kind, "{stem}: {issue}");
+        if *stem == "inflate-bomb" {
+            assert!(issue["problem"]["message"].as_str().unwrap().contains("inflate to more than 256 MiB"), "{issue}");
+        }
         assert!(issue["path"].as_str().unwrap().ends_with(&format!("{stem}.pdf")));
         eprintln!("ok: {stem}.pdf: {}", issue["problem"]);
     }

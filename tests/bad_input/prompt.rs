@@ -14,6 +14,8 @@ fn cases() -> Vec<(&'static str, Vec<u8>, Vec<&'static str>)> {
         ("non-UTF-8", b"Question: \xff\xfe {{ question }}".to_vec(), vec!["bad-prompt.md: cannot read the prompt template", "UTF-8"]),
         ("includes another file", b"{% include \"/etc/passwd\" %}{{ question }}".to_vec(), vec!["bad-prompt.md: invalid prompt template", "/etc/passwd"]),
         ("a runaway loop", b"{% for i in range(1000000000) %}{{ question }}{% endfor %}".to_vec(), vec!["bad-prompt.md: invalid prompt template", "range"]),
+        // 10^10 iterations: without fuel this ran for minutes and gigabytes.
+        ("nested loops", b"{% for i in range(100000) %}{% for j in range(100000) %}{{ j }}{% endfor %}{% endfor %}{{ question }}".to_vec(), vec!["bad-prompt.md: invalid prompt template", "more than 5000000 steps"]),
         ("a 100 MB template", huge, vec!["bad-prompt.md", "over the limit of 1048576 bytes"]),
     ]
 }

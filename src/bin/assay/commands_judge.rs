@@ -38,14 +38,15 @@ pub fn run(command: JudgesCommand) -> anyhow::Result<i32> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&specs.values().collect::<Vec<_>>())?);
             } else {
+                use crate::terminal::text;
                 for spec in specs.values() {
                     println!(
                         "{:<14} {:<7} [{}]  {}  ({})",
-                        spec.name,
+                        text(&spec.name),
                         format!("{:?}", spec.mode).to_lowercase(),
-                        spec.outcomes.join(", "),
-                        spec.description,
-                        spec.source
+                        text(&spec.outcomes.join(", ")),
+                        text(&spec.description),
+                        text(&spec.source)
                     );
                 }
             }
@@ -56,20 +57,22 @@ pub fn run(command: JudgesCommand) -> anyhow::Result<i32> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&spec)?);
             } else {
-                println!("name:     {}", spec.name);
-                println!("source:   {}", spec.source);
+                // A user's spec is untrusted text: no escape sequence reaches the terminal.
+                use crate::terminal::text;
+                println!("name:     {}", text(&spec.name));
+                println!("source:   {}", text(&spec.source));
                 println!("mode:     {:?}", spec.mode);
                 let values: Vec<String> = spec.values.iter().map(|v| v.to_string()).collect();
-                println!("outcomes: {} (values {})", spec.outcomes.join(" < "), values.join(", "));
-                println!("inputs:   {}", spec.inputs.join(", "));
+                println!("outcomes: {} (values {})", text(&spec.outcomes.join(" < ")), values.join(", "));
+                println!("inputs:   {}", text(&spec.inputs.join(", ")));
                 println!("explain:  {}", spec.explain);
                 if let Some(pass) = &spec.pass {
-                    println!("pass:     {pass} or better");
+                    println!("pass:     {} or better", text(pass));
                 }
                 if let Some(model) = &spec.model {
-                    println!("model:    {model}");
+                    println!("model:    {}", text(model));
                 }
-                println!("\n{}", spec.template);
+                println!("\n{}", text(&spec.template));
             }
         }
     }

@@ -93,7 +93,7 @@ pub fn run(cmd: ModelsCommand) -> anyhow::Result<()> {
         }
         ModelsCommand::Add { path, id } => {
             let entry = registry.add(&path, id.as_deref())?;
-            println!("added {}: {}", entry.id, entry.description);
+            println!("added {}: {}", entry.id, crate::terminal::text(&entry.description));
             Ok(())
         }
         ModelsCommand::Bench { id, json, device } => {
@@ -235,9 +235,10 @@ fn list(registry: &Registry, json: bool) -> anyhow::Result<()> {
         out += &format!(
             "{:<30} {:<7} {:>9}  {state}\n    {}\n",
             r.id,
-            r.arch,
+            // From GGUF metadata (`general.architecture`, `general.name`): untrusted text.
+            crate::terminal::text(r.arch),
             format_size(r.size),
-            r.description
+            crate::terminal::text(r.description)
         );
     }
     print_out(&out)

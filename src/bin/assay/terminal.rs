@@ -22,6 +22,18 @@ pub fn line(text: &str, width: usize) -> String {
     out
 }
 
+/// Untrusted text of any length (a judge's prompt, a GGUF's name): line breaks and tabs kept,
+/// every other control character (ESC, BEL, C1 controls) made visible.
+pub fn text(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' | '\t' => c.to_string(),
+            c if c.is_control() => c.escape_default().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
 /// Pad to `width` characters (by chars, not bytes).
 pub fn pad(text: &str, width: usize) -> String {
     let len = text.chars().count();
