@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::choice::{item_variables, JudgeError};
+use super::choice::{item_variables, marked, JudgeError};
 use super::{JudgePanel, JudgeSpec};
 use crate::dataset::Question;
 use crate::llm::{ChatMessage, GenerationParams, LanguageModel};
@@ -49,7 +49,7 @@ pub fn bench_judge(model: Arc<LanguageModel>, spec: &JudgeSpec, items: &[(Questi
         .collect();
     let choice_s = started.elapsed().as_secs_f64();
 
-    panel.reuse_prefix = false;
+    panel.reading = super::Reading::Whole;
     let started = Instant::now();
     for (question, answer) in items {
         panel.judge(question, answer);
@@ -62,7 +62,7 @@ pub fn bench_judge(model: Arc<LanguageModel>, spec: &JudgeSpec, items: &[(Questi
     let mut same = 0;
     let started = Instant::now();
     for ((question, answer), choice) in items.iter().zip(&choice_labels) {
-        let rendered = spec.render(&item_variables(question, answer))?;
+        let rendered = spec.render(&marked(&item_variables(question, answer)))?;
         let prompt = model.chat_prompt(&[ChatMessage::user(rendered)]).map_err(model_err)?;
         let reply = model.generate(&prompt, &params, &mut |_| {}, None).map_err(model_err)?;
         match parse_free_text_label(&reply.text, &spec.outcomes) {

@@ -7,10 +7,13 @@
 pub mod agreement;
 pub mod bench;
 pub mod choice;
+pub mod claims;
 pub mod distribution;
+pub mod reading;
 pub mod spec;
 
 pub use choice::JudgePanel;
+pub use reading::Reading;
 pub use spec::{JudgeMode, JudgeSpec, SpecError};
 
 use serde::{Deserialize, Serialize};
