@@ -106,6 +106,16 @@ enum Command {
         judge_model: String,
         #[arg(long, default_value_t = 20)]
         judge_items: usize,
+        /// Judge sets whose reading is measured, old layout against new (sets separated by
+        /// `;`, judges by `,`); empty to leave it out.
+        #[arg(long, default_value = "correct,correctness;correct,correctness,claims")]
+        judge_sets: String,
+        /// Answers file (in the dataset folder) for the reading bench.
+        #[arg(long, default_value = "answers-long.jsonl")]
+        judge_answers: String,
+        /// How many of its answers the reading bench judges.
+        #[arg(long, default_value_t = 8)]
+        judge_reading_items: usize,
         #[arg(long)]
         json: bool,
         /// Measure only the model runtime on random weights of a real architecture
@@ -228,10 +238,25 @@ fn main() {
             judge,
             judge_model,
             judge_items,
+            judge_sets,
+            judge_answers,
+            judge_reading_items,
             json,
             ..
         } => {
-            let judge = commands_index_bench::JudgeBenchArgs { judge, model: judge_model, items: judge_items };
+            let sets = judge_sets
+                .split(';')
+                .map(|set| set.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect::<Vec<_>>())
+                .filter(|set| !set.is_empty())
+                .collect();
+            let judge = commands_index_bench::JudgeBenchArgs {
+                judge,
+                model: judge_model,
+                items: judge_items,
+                sets,
+                answers: judge_answers,
+                reading_items: judge_reading_items,
+            };
             let parts = commands_index_bench::BenchParts {
                 retrieval: !skip_retrieval,
                 models: !skip_models,
