@@ -66,7 +66,7 @@ pub fn bench_judge(model: Arc<LanguageModel>, spec: &JudgeSpec, items: &[(Questi
     let mut same = 0;
     let started = Instant::now();
     for ((question, answer), choice) in items.iter().zip(&choice_labels) {
-        let rendered = spec.render(&marked(&item_variables(question, answer)))?;
+        let rendered = spec.render(&marked(&model, &item_variables(question, answer)))?;
         let prompt = model.chat_prompt(&[ChatMessage::user(rendered)]).map_err(model_err)?;
         let reply = model.generate(&prompt, &params, &mut |_| {}, None).map_err(model_err)?;
         match parse_free_text_label(&reply.text, &spec.outcomes) {

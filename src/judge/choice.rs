@@ -157,7 +157,7 @@ impl JudgePanel {
     }
 
     fn prompt_tokens(&self, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<Vec<u32>, JudgeError> {
-        let rendered = spec.render(&marked(variables))?;
+        let rendered = spec.render(&marked(&self.model, variables))?;
         user_prompt_tokens(&self.model, &rendered).map_err(|source| JudgeError::Model { judge: spec.name.clone(), source })
     }
 
@@ -192,9 +192,11 @@ pub(super) fn user_prompt_tokens(model: &LanguageModel, rendered: &str) -> Resul
     model.encode_prompt(&text)
 }
 
-/// The item's values marked untrusted for a prompt template.
-pub fn marked<'a>(variables: &BTreeMap<&'a str, String>) -> BTreeMap<&'a str, String> {
-    variables.iter().map(|(k, v)| (*k, untrusted(v))).collect()
+/// The item's values for a judge's prompt template: marked untrusted (never control tokens),
+/// and without the text of the model's control tokens (read as text, a forged end of turn still
+/// sways a judge).
+pub fn marked<'a>(model: &LanguageModel, variables: &BTreeMap<&'a str, String>) -> BTreeMap<&'a str, String> {
+    variables.iter().map(|(k, v)| (*k, untrusted(&model.tokenizer.without_control_text(v)))).collect()
 }
 
 fn choose(
@@ -214,7 +216,7 @@ fn choose(
     if spec.explain {
         if let Some(label) = verdict.label.clone() {
             // The label is fixed; the explanation is generated after it and cannot change it.
-            let rendered = spec.render(&marked(variables))?;
+            let rendered = spec.render(&marked(model, variables))?;
             verdict.explanation = Some(explain(model, &rendered, &label).unwrap_or_else(|e| format!("(no explanation: {e})")));
         }
     }

@@ -119,7 +119,7 @@ pub fn claims_schema(max: usize) -> serde_json::Value {
 /// The claims of `text`, listed under the grammar after the text (read once, kept for checks).
 fn extract_claims(model: &LanguageModel, spec: &JudgeSpec, text: &str, reader: &mut Reader<'_>) -> Result<Vec<String>, String> {
     let vars: BTreeMap<&str, String> = [("text", text.to_string())].into_iter().collect();
-    let tokens = user_prompt_tokens(model, &spec.render_extract(&marked(&vars)).map_err(|e| e.to_string())?)
+    let tokens = user_prompt_tokens(model, &spec.render_extract(&marked(model, &vars)).map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
     // Where the extraction prompt and the check prompts part: after the text.
     let probe = check_tokens(model, spec, text, "A claim.").map_err(|e| e.to_string())?;
@@ -141,7 +141,7 @@ fn extract_claims(model: &LanguageModel, spec: &JudgeSpec, text: &str, reader: &
 
 fn check_tokens(model: &LanguageModel, spec: &JudgeSpec, text: &str, claim: &str) -> Result<Vec<u32>, JudgeError> {
     let vars: BTreeMap<&str, String> = [("text", text.to_string()), ("claim", claim.to_string())].into_iter().collect();
-    let rendered = spec.render(&marked(&vars))?;
+    let rendered = spec.render(&marked(model, &vars))?;
     user_prompt_tokens(model, &rendered).map_err(|source| JudgeError::Model { judge: spec.name.clone(), source })
 }
 

@@ -37,29 +37,29 @@ pub enum JudgeMode {
 }
 
 /// The file format of a spec (`judges/<name>.toml`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 struct SpecFile {
     name: String,
     #[serde(default)]
     description: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     prompt: String,
     /// Claims mode: the prompt that asks for the claims of a text (a file beside the spec).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     extract: Option<String>,
     /// Jury mode: the judges whose expected scores are averaged.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     members: Vec<String>,
     /// Score cut points between consecutive outcomes (n - 1, increasing), fitted from human
     /// labels by `assay agree --calibrate`: the label is the outcome whose band holds the score.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     thresholds: Option<Vec<f64>>,
     /// How many human labels the thresholds were fitted on.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     calibrated_on: Option<usize>,
     outcomes: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     values: Option<Vec<f64>>,
     #[serde(default)]
     inputs: Vec<String>,
@@ -67,9 +67,9 @@ struct SpecFile {
     mode: JudgeMode,
     #[serde(default)]
     explain: bool,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pass: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     model: Option<String>,
 }
 
@@ -269,6 +269,48 @@ impl JudgeSpec {
         let at = |l: &str| self.outcomes.iter().position(|o| o == l);
         Some(at(label)? >= at(pass)?)
     }
+}
+
+/// Write a copy of `spec` into `dir` with calibrated `thresholds` (fitted on `labels` human
+/// labels): `<name>.toml` beside its prompt files, which then replaces the built-in or the
+/// user's spec of that name. Returns the spec file written.
+pub fn write_calibrated_copy(spec: &JudgeSpec, dir: &Path, thresholds: &[f64], labels: usize) -> Result<PathBuf, SpecError> {
+    let io = |file: PathBuf| move |source| SpecError::Io { file, source };
+    std::fs::create_dir_all(dir).map_err(io(dir.to_path_buf()))?;
+    let file = dir.join(format!("{}.toml", spec.name));
+    let (prompt, extract) = match spec.mode {
+        JudgeMode::Jury => (String::new(), None),
+        JudgeMode::Claims => (format!("{}.md", spec.name), Some(format!("{}-extract.md", spec.name))),
+        JudgeMode::Choice => (format!("{}.md", spec.name), None),
+    };
+    if !prompt.is_empty() {
+        std::fs::write(dir.join(&prompt), &spec.template).map_err(io(dir.join(&prompt)))?;
+    }
+    if let Some(extract) = &extract {
+        std::fs::write(dir.join(extract), &spec.extract_template).map_err(io(dir.join(extract)))?;
+    }
+    let default_values: Vec<f64> = (0..spec.outcomes.len()).map(|i| i as f64).collect();
+    let raw = SpecFile {
+        name: spec.name.clone(),
+        description: spec.description.clone(),
+        prompt,
+        extract,
+        members: spec.members.clone(),
+        thresholds: Some(thresholds.iter().map(|t| (t * 1e4).round() / 1e4).collect()),
+        calibrated_on: Some(labels),
+        outcomes: spec.outcomes.clone(),
+        values: (spec.values != default_values).then(|| spec.values.clone()),
+        inputs: spec.inputs.clone(),
+        mode: spec.mode,
+        explain: spec.explain,
+        pass: spec.pass.clone(),
+        model: spec.model.clone(),
+    };
+    let text = toml::to_string(&raw).map_err(|e| SpecError::Field { file: file.clone(), field: "thresholds", message: e.to_string() })?;
+    std::fs::write(&file, text).map_err(io(file.clone()))?;
+    // What was written must load back as the same judge.
+    JudgeSpec::load(&file)?;
+    Ok(file)
 }
 
 /// A TOML error with its line, without the quoted source line (which can be megabytes long).

@@ -152,6 +152,14 @@ enum Command {
         labels: Vec<PathBuf>,
         #[arg(long)]
         json: bool,
+        /// Compare judges that have no labels of their own (a jury, claims) with the pass /
+        /// fail of this judge's labels, e.g. `--labels-as correct`.
+        #[arg(long)]
+        labels_as: Option<String>,
+        /// Fit decision thresholds on the expected score from the labels, report agreement
+        /// before and after, and write calibrated copies of the specs into the judges dir.
+        #[arg(long)]
+        calibrate: bool,
         #[arg(long, env = "ASSAY_JUDGES_DIR")]
         judges_dir: Option<PathBuf>,
         #[command(flatten)]
@@ -265,9 +273,10 @@ fn main() {
             commands_index_bench::bench(&dataset, models, parts, judge, json).map(|_| 0)
         }
         Command::Judges(command) => commands_judge::run(command),
-        Command::Agree { runs, labels, json, judges_dir, db } => {
-            db.path().and_then(|db| commands_judge::agree(&runs, &labels, json, judges_dir, &db))
-        }
+        Command::Agree { runs, labels, json, labels_as, calibrate, judges_dir, db } => db.path().and_then(|db| {
+            let options = commands_judge::AgreeOptions { json, labels_as, calibrate };
+            commands_judge::agree(&runs, &labels, options, judges_dir, &db)
+        }),
         Command::Models(command) => models::run(command).map(|_| 0),
     };
     match result {
