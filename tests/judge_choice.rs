@@ -6,7 +6,7 @@ mod llm_common;
 
 use assay::dataset::Question;
 use assay::judge::spec::{load_all, select};
-use assay::judge::JudgePanel;
+use assay::judge::{JudgePanel, Reading};
 use assay::targets::{Answer, RetrievedChunk};
 
 fn item() -> (Question, Answer) {
@@ -35,17 +35,27 @@ fn panel(names: &[&str]) -> Option<JudgePanel> {
 }
 
 #[test]
-fn choice_verdicts_are_distributions_and_prefix_reuse_changes_nothing() {
+fn choice_verdicts_are_distributions_and_shared_reading_changes_nothing() {
     let judges = ["correctness", "correct", "faithfulness", "abstention"];
     let Some(mut reusing) = panel(&judges) else { return };
     let Some(mut fresh) = panel(&judges) else { return };
-    fresh.reuse_prefix = false;
+    let Some(mut template_only) = panel(&judges) else { return };
+    fresh.reading = Reading::Whole;
+    template_only.reading = Reading::TemplateOnly;
     let (question, answer) = item();
     let with_reuse = reusing.judge(&question, &answer);
+    let read_once = reusing.tokens_read;
     let again = reusing.judge(&question, &answer);
     let without = fresh.judge(&question, &answer);
-    assert_eq!(reusing.reused, 2 * judges.len(), "every item after the rubric prefix reused it");
-    assert_eq!(fresh.reused, 0);
+    template_only.judge(&question, &answer);
+    // Whole prompts: every token of every judge's prompt. Shared: the item once (correct and
+    // correctness share question, reference and answer).
+    let prompts = fresh.prompt_tokens_of(&question, &answer);
+    let whole: usize = prompts.values().map(|t| t.as_ref().unwrap().len()).sum();
+    assert_eq!(fresh.tokens_read, whole);
+    assert!(template_only.tokens_read < whole, "the template text is read once");
+    assert!(read_once < template_only.tokens_read, "the item is read once: {read_once} vs {}", template_only.tokens_read);
+    assert!(reusing.tokens_read - read_once < read_once, "the second item reuses the template state");
     for name in judges {
         let v = &with_reuse[name];
         assert!(v.error.is_none(), "{name}: {:?}", v.error);

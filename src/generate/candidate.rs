@@ -4,7 +4,7 @@
 
 use super::Rejection;
 use crate::corpus::Chunk;
-use crate::llm::{ChatMessage, FinishReason, GenerationParams, LanguageModel};
+use crate::llm::{untrusted, ChatMessage, FinishReason, GenerationParams, LanguageModel};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicBool;
 
@@ -104,8 +104,9 @@ pub fn candidate_prompt(model: &LanguageModel, product: &str, chunk: &Chunk, sty
         .get_template("generate")
         .and_then(|t| {
             t.render(minijinja::context! {
-                product => product,
-                excerpt => chunk.text,
+                // The product name and the manual excerpt are values, never chat markers.
+                product => untrusted(product),
+                excerpt => untrusted(&chunk.text),
                 style => style.instruction(),
             })
         })

@@ -12,7 +12,7 @@ mod candidate;
 mod check;
 pub mod review;
 
-pub use candidate::{QuestionStyle, RawPair, GENERATE_PROMPT};
+pub use candidate::{candidate_prompt, QuestionStyle, RawPair, GENERATE_PROMPT};
 pub use check::{find_verbatim, question_similarity, DUPLICATE_SIMILARITY, MIN_QUOTE_WORDS};
 pub use review::{apply_review, generated_path, pending_pairs, ReviewDecision, ReviewOutcome, GENERATED_FILE};
 

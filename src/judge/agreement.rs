@@ -219,3 +219,51 @@ pub fn compare_with_labels(
         })
         .collect())
 }
+
+/// Score cut points between a judge's `k` outcomes fitted to human labels: for each cut
+/// (human outcome ≥ i against < i), the threshold on the expected score that classifies the
+/// most labelled items right (ties: the threshold nearest the middle of the tied range). Cuts
+/// are then sorted so the bands stay in order. None without both sides of some cut.
+pub fn fit_thresholds(pairs: &[(usize, f64)], k: usize) -> Option<Vec<f64>> {
+    if k < 2 || pairs.is_empty() {
+        return None;
+    }
+    let mut scores: Vec<f64> = pairs.iter().map(|p| p.1).filter(|s| s.is_finite()).collect();
+    scores.sort_by(f64::total_cmp);
+    scores.dedup();
+    // Candidate thresholds: below everything, between neighbours, above everything.
+    let mut candidates = vec![0.0];
+    candidates.extend(scores.windows(2).map(|w| (w[0] + w[1]) / 2.0));
+    candidates.push(1.0 + f64::EPSILON);
+    let mut cuts = Vec::with_capacity(k - 1);
+    for i in 1..k {
+        let right = |t: f64| pairs.iter().filter(|(h, s)| (*h >= i) == (*s >= t)).count();
+        let best = candidates.iter().map(|&t| right(t)).max()?;
+        let tied: Vec<f64> = candidates.iter().copied().filter(|&t| right(t) == best).collect();
+        cuts.push(tied[tied.len() / 2].min(1.0));
+    }
+    cuts.sort_by(f64::total_cmp);
+    Some(cuts)
+}
+
+/// The outcome index a score falls in under cut points `cuts`.
+pub fn band(score: f64, cuts: &[f64]) -> usize {
+    cuts.iter().filter(|t| score >= **t).count()
+}
+
+#[cfg(test)]
+mod calibration_tests {
+    use super::*;
+
+    #[test]
+    fn a_fitted_threshold_separates_the_labels() {
+        // The judge's scores rank perfectly but its 0.5 cut is wrong: all No below 0.3.
+        let pairs = [(0, 0.05), (0, 0.1), (0, 0.2), (1, 0.3), (1, 0.35), (1, 0.9)];
+        let cuts = fit_thresholds(&pairs, 2).unwrap();
+        assert!(cuts[0] > 0.2 && cuts[0] <= 0.3, "{cuts:?}");
+        assert!(pairs.iter().all(|(h, s)| band(*s, &cuts) == *h));
+        let graded = [(0, 0.1), (1, 0.4), (2, 0.6), (3, 0.9)];
+        let cuts = fit_thresholds(&graded, 4).unwrap();
+        assert!(graded.iter().all(|(h, s)| band(*s, &cuts) == *h), "{cuts:?}");
+    }
+}

@@ -4,14 +4,19 @@
 //!
 //! The free-text variant counts its parse failures; choice mode cannot fail to parse, because
 //! it never reads text: it compares the probabilities of the allowed outcomes.
+//!
+//! `bench_reading` measures how much a judge set reads: prompt tokens read per answer divided
+//! by the item's own tokens, and seconds per answer, with the old layout (each judge and each
+//! claim re-reads the item) and the new (the item read once) side by side, item by item.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 
-use super::choice::{item_variables, JudgeError};
-use super::{JudgePanel, JudgeSpec};
+use super::error::JudgeError;
+use super::prompt::{item_variables, marked};
+use super::{JudgePanel, JudgeSpec, Reading};
 use crate::dataset::Question;
 use crate::llm::{ChatMessage, GenerationParams, LanguageModel};
 use crate::record::Answer;
@@ -49,7 +54,7 @@ pub fn bench_judge(model: Arc<LanguageModel>, spec: &JudgeSpec, items: &[(Questi
         .collect();
     let choice_s = started.elapsed().as_secs_f64();
 
-    panel.reuse_prefix = false;
+    panel.reading = super::Reading::Whole;
     let started = Instant::now();
     for (question, answer) in items {
         panel.judge(question, answer);
@@ -62,7 +67,7 @@ pub fn bench_judge(model: Arc<LanguageModel>, spec: &JudgeSpec, items: &[(Questi
     let mut same = 0;
     let started = Instant::now();
     for ((question, answer), choice) in items.iter().zip(&choice_labels) {
-        let rendered = spec.render(&item_variables(question, answer))?;
+        let rendered = spec.render(&marked(&model, &item_variables(question, answer)))?;
         let prompt = model.chat_prompt(&[ChatMessage::user(rendered)]).map_err(model_err)?;
         let reply = model.generate(&prompt, &params, &mut |_| {}, None).map_err(model_err)?;
         match parse_free_text_label(&reply.text, &spec.outcomes) {
@@ -82,6 +87,68 @@ pub fn bench_judge(model: Arc<LanguageModel>, spec: &JudgeSpec, items: &[(Questi
         free_text_parse_failures: failures,
         free_text_same_label: same,
         choice_speedup: per_s(choice_s) / per_s(free_s),
+    })
+}
+
+/// One layout's figures in the reading bench.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReadingFigures {
+    pub reading: Reading,
+    /// Prompt tokens the model read per answer (shared stretches once; the chat template's
+    /// text before the item is read once per run and counted in).
+    pub tokens_read_per_answer: f64,
+    /// tokens_read_per_answer / item_tokens_per_answer.
+    pub read_ratio: f64,
+    pub seconds_per_answer: f64,
+    /// Verdicts that came out unscored.
+    pub unscored: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReadingBench {
+    pub model: String,
+    pub judges: Vec<String>,
+    pub answers: usize,
+    /// The item's own tokens per answer: every input value the judges use, counted once.
+    pub item_tokens_per_answer: f64,
+    pub old: ReadingFigures,
+    pub new: ReadingFigures,
+    /// old seconds per answer / new seconds per answer.
+    pub speedup: f64,
+}
+
+/// Judge `items` with `specs` in the old layout and the new, alternating item by item (so a
+/// busy machine slows both alike).
+pub fn bench_reading(model: Arc<LanguageModel>, specs: &[JudgeSpec], items: &[(Question, Answer)]) -> Result<ReadingBench, JudgeError> {
+    let mut old = JudgePanel::new(specs.to_vec(), model.clone())?;
+    old.reading = Reading::TemplateOnly;
+    let mut new = JudgePanel::new(specs.to_vec(), model.clone())?;
+    let (mut old_s, mut new_s, mut old_unscored, mut new_unscored, mut item_tokens) = (0.0, 0.0, 0, 0, 0usize);
+    for (question, answer) in items {
+        item_tokens += new.item_tokens(question, answer);
+        let started = Instant::now();
+        old_unscored += old.judge(question, answer).values().filter(|v| v.error.is_some()).count();
+        old_s += started.elapsed().as_secs_f64();
+        let started = Instant::now();
+        new_unscored += new.judge(question, answer).values().filter(|v| v.error.is_some()).count();
+        new_s += started.elapsed().as_secs_f64();
+    }
+    let n = items.len().max(1) as f64;
+    let figures = |panel: &JudgePanel, seconds: f64, unscored: usize| ReadingFigures {
+        reading: panel.reading,
+        tokens_read_per_answer: panel.tokens_read as f64 / n,
+        read_ratio: panel.tokens_read as f64 / item_tokens.max(1) as f64,
+        seconds_per_answer: seconds / n,
+        unscored,
+    };
+    Ok(ReadingBench {
+        model: model.name.clone(),
+        judges: new.names(),
+        answers: items.len(),
+        item_tokens_per_answer: item_tokens as f64 / n,
+        old: figures(&old, old_s, old_unscored),
+        new: figures(&new, new_s, new_unscored),
+        speedup: old_s / new_s.max(1e-9),
     })
 }
 

@@ -7,10 +7,16 @@
 pub mod agreement;
 pub mod bench;
 pub mod choice;
+pub mod claims;
+mod error;
+pub mod prompt;
 pub mod distribution;
+pub mod reading;
 pub mod spec;
 
 pub use choice::JudgePanel;
+pub use error::JudgeError;
+pub use reading::Reading;
 pub use spec::{JudgeMode, JudgeSpec, SpecError};
 
 pub use crate::record::Verdict;

@@ -32,18 +32,34 @@ pub enum JudgeMode {
     Choice,
     /// Claims of reference and answer are extracted and each is checked with a Yes/No choice.
     Claims,
+    /// The mean of other judges' expected scores (its `members`).
+    Jury,
 }
 
 /// The file format of a spec (`judges/<name>.toml`).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 struct SpecFile {
     name: String,
     #[serde(default)]
     description: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     prompt: String,
+    /// Claims mode: the prompt that asks for the claims of a text (a file beside the spec).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    extract: Option<String>,
+    /// Jury mode: the judges whose expected scores are averaged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    members: Vec<String>,
+    /// Score cut points between consecutive outcomes (n - 1, increasing), fitted from human
+    /// labels by `assay agree --calibrate`: the label is the outcome whose band holds the score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    thresholds: Option<Vec<f64>>,
+    /// How many human labels the thresholds were fitted on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    calibrated_on: Option<usize>,
     outcomes: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     values: Option<Vec<f64>>,
     #[serde(default)]
     inputs: Vec<String>,
@@ -51,9 +67,9 @@ struct SpecFile {
     mode: JudgeMode,
     #[serde(default)]
     explain: bool,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pass: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     model: Option<String>,
 }
 
@@ -69,6 +85,13 @@ pub struct JudgeSpec {
     /// Where the spec came from (a path, or `built-in`).
     pub source: String,
     pub template: String,
+    /// Claims mode: the template that asks for the claims of `{{ text }}`.
+    pub extract_template: String,
+    /// Jury mode: the member judges.
+    pub members: Vec<String>,
+    /// Calibrated score cut points between outcomes (None: the label is the most probable outcome).
+    pub thresholds: Option<Vec<f64>>,
+    pub calibrated_on: Option<usize>,
     /// Allowed outcomes, worst first.
     pub outcomes: Vec<String>,
     /// Raw value of each outcome (defaults to its index).
@@ -143,12 +166,45 @@ impl JudgeSpec {
         if raw.mode == JudgeMode::Claims && raw.outcomes != ["No", "Yes"] {
             return Err(field("outcomes", "claims mode checks each claim with outcomes [\"No\", \"Yes\"]".into()));
         }
-        check_template(&template, &prompt_path(file, &raw.prompt))?;
+        match raw.mode {
+            JudgeMode::Jury => {
+                if raw.members.len() < 2 {
+                    return Err(field("members", format!("a jury needs at least two member judges, found {}", raw.members.len())));
+                }
+                if raw.members.contains(&raw.name) {
+                    return Err(field("members", "a jury cannot be its own member".into()));
+                }
+            }
+            _ => {
+                if !raw.members.is_empty() {
+                    return Err(field("members", "only a jury (mode = \"jury\") has members".into()));
+                }
+                if raw.prompt.is_empty() {
+                    return Err(field("prompt", "missing: the prompt template file".into()));
+                }
+                check_template(&template, &prompt_path(file, &raw.prompt))?;
+            }
+        }
+        if let Some(thresholds) = &raw.thresholds {
+            if thresholds.len() + 1 != raw.outcomes.len() {
+                return Err(field(
+                    "thresholds",
+                    format!("{} cut points for {} outcomes (needs {})", thresholds.len(), raw.outcomes.len(), raw.outcomes.len() - 1),
+                ));
+            }
+            if thresholds.iter().any(|t| !t.is_finite() || !(0.0..=1.0).contains(t)) || thresholds.windows(2).any(|w| w[1] < w[0]) {
+                return Err(field("thresholds", "cut points must be increasing numbers in [0, 1]".into()));
+            }
+        }
         Ok(JudgeSpec {
             name: raw.name,
             description: raw.description,
             source: file.display().to_string(),
             template,
+            extract_template: DEFAULT_EXTRACT.to_string(),
+            members: raw.members,
+            thresholds: raw.thresholds,
+            calibrated_on: raw.calibrated_on,
             outcomes: raw.outcomes,
             values,
             inputs: raw.inputs,
@@ -165,37 +221,60 @@ impl JudgeSpec {
         let raw: SpecFile = toml::from_str(&text).map_err(|e| toml_error(file, &text, &e))?;
         // The prompt lives beside its spec: a spec (perhaps shared by someone else) cannot make
         // Assay read files elsewhere into a prompt.
-        let escapes = Path::new(&raw.prompt)
-            .components()
-            .any(|c| !matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir));
-        if raw.prompt.is_empty() || escapes {
-            return Err(SpecError::Field {
-                file: file.to_path_buf(),
-                field: "prompt",
-                message: format!("`{}` must be a file in the judges folder", raw.prompt),
-            });
-        }
-        let prompt = prompt_path(file, &raw.prompt);
-        // A symlink (or a linked folder on the way) could still lead out of the folder: the
-        // resolved prompt must lie inside the resolved judges folder.
-        let folder = file.parent().unwrap_or(Path::new(".")).canonicalize();
-        let resolved = prompt.canonicalize();
-        if let (Ok(folder), Ok(resolved)) = (&folder, &resolved) {
-            if !resolved.starts_with(folder) {
+        let beside = |field: &'static str, name: &str| -> Result<String, SpecError> {
+            let escapes = Path::new(name)
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir));
+            if name.is_empty() || escapes {
                 return Err(SpecError::Field {
                     file: file.to_path_buf(),
-                    field: "prompt",
-                    message: format!("`{}` must be a file in the judges folder (it links to {})", raw.prompt, resolved.display()),
+                    field,
+                    message: format!("`{name}` must be a file in the judges folder"),
                 });
             }
+            let path = prompt_path(file, name);
+            // A symlink (or a linked folder on the way) could still lead out of the folder: the
+            // resolved file must lie inside the resolved judges folder.
+            let folder = file.parent().unwrap_or(Path::new(".")).canonicalize();
+            if let (Ok(folder), Ok(resolved)) = (&folder, &path.canonicalize()) {
+                if !resolved.starts_with(folder) {
+                    return Err(SpecError::Field {
+                        file: file.to_path_buf(),
+                        field,
+                        message: format!("`{name}` must be a file in the judges folder (it links to {})", resolved.display()),
+                    });
+                }
+            }
+            std::fs::read_to_string(&path).map_err(|source| SpecError::Io { file: path.clone(), source })
+        };
+        let template = if raw.mode == JudgeMode::Jury && raw.prompt.is_empty() { String::new() } else { beside("prompt", &raw.prompt)? };
+        let mut spec = Self::parse(&text, file, template)?;
+        if let Some(extract) = &raw.extract {
+            let template = beside("extract", extract)?;
+            check_template(&template, &prompt_path(file, extract))?;
+            spec.extract_template = template;
         }
-        let template = std::fs::read_to_string(&prompt).map_err(|source| SpecError::Io { file: prompt.clone(), source })?;
-        Self::parse(&text, file, template)
+        Ok(spec)
+    }
+
+    /// The label for an expected score under calibrated thresholds (None: not calibrated).
+    pub fn calibrated_label(&self, score: f64) -> Option<&str> {
+        let thresholds = self.thresholds.as_ref()?;
+        let band = thresholds.iter().filter(|t| score >= **t).count();
+        self.outcomes.get(band).map(|s| s.as_str())
     }
 
     /// Render the prompt for one item. Variables a template does not use are ignored.
     pub fn render(&self, variables: &BTreeMap<&str, String>) -> Result<String, SpecError> {
         render_template(&self.template, variables).map_err(|message| SpecError::Template {
+            file: PathBuf::from(&self.source),
+            message,
+        })
+    }
+
+    /// Render the claim-extraction prompt (claims mode) for `variables` (`text`).
+    pub fn render_extract(&self, variables: &BTreeMap<&str, String>) -> Result<String, SpecError> {
+        render_template(&self.extract_template, variables).map_err(|message| SpecError::Template {
             file: PathBuf::from(&self.source),
             message,
         })
@@ -213,6 +292,48 @@ impl JudgeSpec {
         let at = |l: &str| self.outcomes.iter().position(|o| o == l);
         Some(at(label)? >= at(pass)?)
     }
+}
+
+/// Write a copy of `spec` into `dir` with calibrated `thresholds` (fitted on `labels` human
+/// labels): `<name>.toml` beside its prompt files, which then replaces the built-in or the
+/// user's spec of that name. Returns the spec file written.
+pub fn write_calibrated_copy(spec: &JudgeSpec, dir: &Path, thresholds: &[f64], labels: usize) -> Result<PathBuf, SpecError> {
+    let io = |file: PathBuf| move |source| SpecError::Io { file, source };
+    std::fs::create_dir_all(dir).map_err(io(dir.to_path_buf()))?;
+    let file = dir.join(format!("{}.toml", spec.name));
+    let (prompt, extract) = match spec.mode {
+        JudgeMode::Jury => (String::new(), None),
+        JudgeMode::Claims => (format!("{}.md", spec.name), Some(format!("{}-extract.md", spec.name))),
+        JudgeMode::Choice => (format!("{}.md", spec.name), None),
+    };
+    if !prompt.is_empty() {
+        std::fs::write(dir.join(&prompt), &spec.template).map_err(io(dir.join(&prompt)))?;
+    }
+    if let Some(extract) = &extract {
+        std::fs::write(dir.join(extract), &spec.extract_template).map_err(io(dir.join(extract)))?;
+    }
+    let default_values: Vec<f64> = (0..spec.outcomes.len()).map(|i| i as f64).collect();
+    let raw = SpecFile {
+        name: spec.name.clone(),
+        description: spec.description.clone(),
+        prompt,
+        extract,
+        members: spec.members.clone(),
+        thresholds: Some(thresholds.iter().map(|t| (t * 1e4).round() / 1e4).collect()),
+        calibrated_on: Some(labels),
+        outcomes: spec.outcomes.clone(),
+        values: (spec.values != default_values).then(|| spec.values.clone()),
+        inputs: spec.inputs.clone(),
+        mode: spec.mode,
+        explain: spec.explain,
+        pass: spec.pass.clone(),
+        model: spec.model.clone(),
+    };
+    let text = toml::to_string(&raw).map_err(|e| SpecError::Field { file: file.clone(), field: "thresholds", message: e.to_string() })?;
+    std::fs::write(&file, text).map_err(io(file.clone()))?;
+    // What was written must load back as the same judge.
+    JudgeSpec::load(&file)?;
+    Ok(file)
 }
 
 /// A TOML error with its line, without the quoted source line (which can be megabytes long).
@@ -247,6 +368,9 @@ fn check_template(template: &str, file: &Path) -> Result<(), SpecError> {
         .map_err(|message| SpecError::Template { file: file.to_path_buf(), message })
 }
 
+/// The built-in claim-extraction prompt (claims specs without `extract` use it).
+pub const DEFAULT_EXTRACT: &str = include_str!("../../judges/claims-extract.md");
+
 /// The built-in specs, compiled in from `judges/`.
 const BUILT_IN: &[(&str, &str, &str)] = &[
     ("correctness", include_str!("../../judges/correctness.toml"), include_str!("../../judges/correctness.md")),
@@ -256,6 +380,7 @@ const BUILT_IN: &[(&str, &str, &str)] = &[
     ("relevance", include_str!("../../judges/relevance.toml"), include_str!("../../judges/relevance.md")),
     ("abstention", include_str!("../../judges/abstention.toml"), include_str!("../../judges/abstention.md")),
     ("claims", include_str!("../../judges/claims.toml"), include_str!("../../judges/claims.md")),
+    ("jury", include_str!("../../judges/jury.toml"), ""),
 ];
 
 /// All judges: built-ins, then every `*.toml` in `user_dir` (a user spec replaces a built-in of
@@ -283,17 +408,36 @@ pub fn load_all(user_dir: Option<&Path>) -> Result<BTreeMap<String, JudgeSpec>, 
     Ok(specs)
 }
 
-/// Pick judges by name, in the order given.
+/// Pick judges by name, in the order given. A jury brings its members (before it, unless they
+/// were named already), since its score is made from theirs.
 pub fn select(specs: &BTreeMap<String, JudgeSpec>, names: &[String]) -> Result<Vec<JudgeSpec>, SpecError> {
-    names
-        .iter()
-        .map(|name| {
-            specs.get(name).cloned().ok_or_else(|| SpecError::Unknown {
-                name: name.clone(),
-                known: specs.keys().cloned().collect::<Vec<_>>().join(", "),
-            })
+    let find = |name: &String| {
+        specs.get(name).cloned().ok_or_else(|| SpecError::Unknown {
+            name: name.clone(),
+            known: specs.keys().cloned().collect::<Vec<_>>().join(", "),
         })
-        .collect()
+    };
+    let mut selected: Vec<JudgeSpec> = Vec::new();
+    for name in names {
+        let spec = find(name)?;
+        for member in &spec.members {
+            let member_spec = find(member)?;
+            if member_spec.mode == JudgeMode::Jury {
+                return Err(SpecError::Field {
+                    file: PathBuf::from(&spec.source),
+                    field: "members",
+                    message: format!("`{member}` is a jury itself"),
+                });
+            }
+            if !names.contains(member) && !selected.iter().any(|s| &s.name == member) {
+                selected.push(member_spec);
+            }
+        }
+        if !selected.iter().any(|s| &s.name == name) {
+            selected.push(spec);
+        }
+    }
+    Ok(selected)
 }
 
 /// The default user judges dir: `<data dir>/assay/judges`.

@@ -32,8 +32,9 @@ impl TokenizerEnv for GrammarVocabulary {
 
     fn tokenize_bytes(&self, s: &[u8]) -> Vec<TokenId> {
         let text = String::from_utf8_lossy(s);
-        // Only forced text of the grammar comes here; it is plain text, never special markers.
-        self.tokenizer.encode(&text, false).unwrap_or_default()
+        // Forced text of the grammar comes here, and it can be a quote of untrusted text: read
+        // it as plain text, never as control markers.
+        self.tokenizer.encode_plain(&text).unwrap_or_default()
     }
 
     fn tokenize_is_canonical(&self) -> bool {
@@ -96,6 +97,23 @@ impl LanguageModel {
         on_text: &mut dyn FnMut(&str),
         cancel: Option<&AtomicBool>,
     ) -> Result<Generation> {
+        let start = Instant::now();
+        let state = self.prefill_text(prompt)?;
+        let prompt_seconds = start.elapsed().as_secs_f64();
+        let mut generation = self.generate_json_after(state, schema, params, on_text, cancel)?;
+        generation.prompt_seconds = prompt_seconds;
+        Ok(generation)
+    }
+
+    /// `generate_json` after a prompt the model has already read (a shared prefix continued).
+    pub fn generate_json_after(
+        &self,
+        state: PromptState,
+        schema: &serde_json::Value,
+        params: &GenerationParams,
+        on_text: &mut dyn FnMut(&str),
+        cancel: Option<&AtomicBool>,
+    ) -> Result<Generation> {
         let mut schema = schema.clone();
         // Compact JSON on one line: with free whitespace, small models loop on newlines.
         if let Some(obj) = schema.as_object_mut() {
@@ -107,13 +125,7 @@ impl LanguageModel {
                 })
             });
         }
-        let start = Instant::now();
-        let state = self.prefill_text(prompt)?;
-        let prompt_seconds = start.elapsed().as_secs_f64();
-        let mut generation =
-            self.generate_constrained(state, TopLevelGrammar::from_json_schema(schema), params, on_text, cancel)?;
-        generation.prompt_seconds = prompt_seconds;
-        Ok(generation)
+        self.generate_constrained(state, TopLevelGrammar::from_json_schema(schema), params, on_text, cancel)
     }
 
     /// Generate text in the language of a Lark grammar (llguidance's dialect: `%json {schema}`

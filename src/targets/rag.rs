@@ -9,7 +9,7 @@
 use super::sources::{answer_text, answer_with_sources, SOURCES_CUE};
 use super::{Answer, RetrieveTarget, Target, TargetError};
 use crate::dataset::Question;
-use crate::llm::{ChatMessage, FinishReason, GenerationParams, LanguageModel};
+use crate::llm::{untrusted, ChatMessage, FinishReason, GenerationParams, LanguageModel};
 use crate::store::{generation_key, CachedGeneration, GenerationCache};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -83,7 +83,8 @@ impl RagPrompt {
         &self.source
     }
 
-    fn render(
+    /// The user message for a question and its retrieved chunks (values marked untrusted).
+    pub fn render(
         &self,
         question: &str,
         doc: Option<&str>,
@@ -99,8 +100,11 @@ impl RagPrompt {
         let chunks: Vec<minijinja::Value> = chunks
             .iter()
             .enumerate()
-            .map(|(i, (id, text))| minijinja::context! { n => i + 1, id => id, text => text })
+            .map(|(i, (id, text))| minijinja::context! { n => i + 1, id => untrusted(id), text => untrusted(text) })
             .collect();
+        // The question, the document id and the chunks are values, never chat markers.
+        let question = untrusted(question);
+        let doc = doc.map(untrusted);
         let template = env.get_template("rag").map_err(error)?;
         crate::bounded_template::render(&template, minijinja::context! { question => question, doc => doc, chunks => chunks })
             .map_err(error)

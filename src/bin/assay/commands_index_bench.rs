@@ -31,6 +31,8 @@ struct BenchReport {
     skipped_models: Vec<String>,
     /// Choice-mode judging against generate-then-parse, when the judge model is installed.
     judge: Option<assay::judge::bench::JudgeBench>,
+    /// Prompt tokens read and seconds per answer, old layout against new, per judge set.
+    judge_reading: Vec<assay::judge::bench::ReadingBench>,
 }
 
 /// What the judge bench measures: the judge, its model, and how many sample answers.
@@ -38,6 +40,12 @@ pub struct JudgeBenchArgs {
     pub judge: String,
     pub model: String,
     pub items: usize,
+    /// Judge sets for the reading bench (each a list of judge names).
+    pub sets: Vec<Vec<String>>,
+    /// Answers file (in the dataset) for the reading bench; default: the long answers.
+    pub answers: String,
+    /// How many of its answers.
+    pub reading_items: usize,
 }
 
 /// Which parts of the bench run (each can be left out: the model parts take long on CPU).
@@ -94,30 +102,46 @@ pub fn bench(
         let model = LanguageModel::shared(&path, &id, DeviceChoice::Cpu)?;
         measured.push(bench_model(&model)?);
     }
-    let judge = match registry.model_path(&judge.model) {
+    let args = judge;
+    let judge = match registry.model_path(&args.model) {
         _ if !parts.judge => None,
         Err(_) => {
-            skipped.push(format!("{} (judge bench)", judge.model));
+            skipped.push(format!("{} (judge bench)", args.model));
             None
         }
         Ok(path) => {
-            eprintln!("== judge {} on {} ({} sample answers)", judge.judge, judge.model, judge.items);
+            eprintln!("== judge {} on {} ({} sample answers)", args.judge, args.model, args.items);
             let dataset = load_dataset(dataset_dir)?;
-            let items = sample_answers(&dataset, judge.items)?;
+            let items = sample_answers(&dataset, args.items)?;
             let specs = assay::judge::spec::load_all(None)?;
-            let spec = assay::judge::spec::select(&specs, std::slice::from_ref(&judge.judge))?.remove(0);
+            let spec = assay::judge::spec::select(&specs, std::slice::from_ref(&args.judge))?.remove(0);
             if spec.mode != assay::judge::JudgeMode::Choice {
                 anyhow::bail!("judge {} is not a choice-mode judge: the bench compares choice mode with free text", spec.name);
             }
-            let model = LanguageModel::shared(&path, &judge.model, DeviceChoice::Cpu)?;
+            let model = LanguageModel::shared(&path, &args.model, DeviceChoice::Cpu)?;
             Some(assay::judge::bench::bench_judge(model, &spec, &items)?)
         }
     };
+    let mut judge_reading = Vec::new();
+    if parts.judge && !args.sets.is_empty() {
+        if let Ok(path) = registry.model_path(&args.model) {
+            let dataset = load_dataset(dataset_dir)?;
+            let items = answers_of(&dataset, &args.answers, args.reading_items)?;
+            let model = LanguageModel::shared(&path, &args.model, DeviceChoice::Cpu)?;
+            let specs = assay::judge::spec::load_all(None)?;
+            for set in &args.sets {
+                eprintln!("== judges {} on {}: old layout against new, {} answers of {}", set.join(","), args.model, items.len(), args.answers);
+                let selected = assay::judge::spec::select(&specs, set)?;
+                judge_reading.push(assay::judge::bench::bench_reading(model.clone(), &selected, &items)?);
+            }
+        }
+    }
     let report = BenchReport {
         retrieval,
         models: measured,
         skipped_models: skipped,
         judge,
+        judge_reading,
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -186,6 +210,25 @@ fn print_bench(report: &BenchReport) {
             j.choice_speedup
         );
     }
+    for r in &report.judge_reading {
+        println!(
+            "judges {} on {} over {} answers ({:.0} item tokens each): old layout reads {:.0} tokens/answer ({:.2}x the item), \
+             {:.2} s/answer, {} unscored; new layout {:.0} tokens/answer ({:.2}x the item), {:.2} s/answer, {} unscored → {:.2}x faster",
+            r.judges.join(","),
+            r.model,
+            r.answers,
+            r.item_tokens_per_answer,
+            r.old.tokens_read_per_answer,
+            r.old.read_ratio,
+            r.old.seconds_per_answer,
+            r.old.unscored,
+            r.new.tokens_read_per_answer,
+            r.new.read_ratio,
+            r.new.seconds_per_answer,
+            r.new.unscored,
+            r.speedup
+        );
+    }
     if !report.skipped_models.is_empty() {
         println!("not installed, not measured: {}", report.skipped_models.join(", "));
     }
@@ -200,6 +243,22 @@ fn sample_answers(dataset: &assay::dataset::Dataset, n: usize) -> anyhow::Result
         .find(|p| p.is_file())
         .with_context(|| format!("{}: no sample answers file for the judge bench", dataset.root.display()))?;
     let answers = assay::targets::load_answers_file(&file, dataset)?;
+    Ok(dataset
+        .questions
+        .iter()
+        .filter(|q| q.answer.is_some())
+        .filter_map(|q| {
+            let replayed = answers.get(&q.id)?;
+            Some((q.clone(), assay::targets::Answer { text: replayed.answer.clone(), ..Default::default() }))
+        })
+        .take(n)
+        .collect())
+}
+
+/// The first `n` answerable questions with their answers in `file` (in the dataset folder).
+fn answers_of(dataset: &assay::dataset::Dataset, file: &str, n: usize) -> anyhow::Result<Vec<(assay::dataset::Question, assay::targets::Answer)>> {
+    let path = dataset.root.join(file);
+    let answers = assay::targets::load_answers_file(&path, dataset)?;
     Ok(dataset
         .questions
         .iter()

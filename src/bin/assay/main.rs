@@ -108,6 +108,16 @@ enum Command {
         judge_model: String,
         #[arg(long, default_value_t = 20)]
         judge_items: usize,
+        /// Judge sets whose reading is measured, old layout against new (sets separated by
+        /// `;`, judges by `,`); empty to leave it out.
+        #[arg(long, default_value = "correct,correctness;correct,correctness,claims")]
+        judge_sets: String,
+        /// Answers file (in the dataset folder) for the reading bench.
+        #[arg(long, default_value = "answers-long.jsonl")]
+        judge_answers: String,
+        /// How many of its answers the reading bench judges.
+        #[arg(long, default_value_t = 8)]
+        judge_reading_items: usize,
         #[arg(long)]
         json: bool,
         /// Measure only the model runtime on random weights of a real architecture
@@ -144,6 +154,14 @@ enum Command {
         labels: Vec<PathBuf>,
         #[arg(long)]
         json: bool,
+        /// Compare judges that have no labels of their own (a jury, claims) with the pass /
+        /// fail of this judge's labels, e.g. `--labels-as correct`.
+        #[arg(long)]
+        labels_as: Option<String>,
+        /// Fit decision thresholds on the expected score from the labels, report agreement
+        /// before and after, and write calibrated copies of the specs into the judges dir.
+        #[arg(long)]
+        calibrate: bool,
         #[arg(long, env = "ASSAY_JUDGES_DIR")]
         judges_dir: Option<PathBuf>,
         #[command(flatten)]
@@ -228,10 +246,25 @@ fn main() {
             judge,
             judge_model,
             judge_items,
+            judge_sets,
+            judge_answers,
+            judge_reading_items,
             json,
             ..
         } => {
-            let judge = commands_index_bench::JudgeBenchArgs { judge, model: judge_model, items: judge_items };
+            let sets = judge_sets
+                .split(';')
+                .map(|set| set.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect::<Vec<_>>())
+                .filter(|set| !set.is_empty())
+                .collect();
+            let judge = commands_index_bench::JudgeBenchArgs {
+                judge,
+                model: judge_model,
+                items: judge_items,
+                sets,
+                answers: judge_answers,
+                reading_items: judge_reading_items,
+            };
             let parts = commands_index_bench::BenchParts {
                 retrieval: !skip_retrieval,
                 models: !skip_models,
@@ -240,9 +273,10 @@ fn main() {
             commands_index_bench::bench(&dataset, models, parts, judge, json).map(|_| 0)
         }
         Command::Judges(command) => commands_judge::run(command),
-        Command::Agree { runs, labels, json, judges_dir, db } => {
-            db.path().and_then(|db| commands_judge::agree(&runs, &labels, json, judges_dir, &db))
-        }
+        Command::Agree { runs, labels, json, labels_as, calibrate, judges_dir, db } => db.path().and_then(|db| {
+            let options = commands_judge::AgreeOptions { json, labels_as, calibrate };
+            commands_judge::agree(&runs, &labels, options, judges_dir, &db)
+        }),
         Command::Models(command) => models::run(command).map(|_| 0),
     };
     match result {

@@ -1,0 +1,40 @@
+//! A judge's prompt for one item: the item's values (marked untrusted, so no answer can write
+//! chat markers into the prompt) and the tokens of the one-message chat the judge reads.
+
+use std::collections::BTreeMap;
+
+use crate::dataset::Question;
+use crate::llm::{untrusted, ChatMessage, LanguageModel, LlmError};
+use crate::record::Answer;
+
+/// What the reference is shown as when the right behaviour is to decline.
+pub(super) const NO_REFERENCE: &str = "(The manuals do not cover this question; the right reply is to say so and not guess.)";
+
+/// The template variables of one item.
+pub fn item_variables<'a>(question: &Question, answer: &Answer) -> BTreeMap<&'a str, String> {
+    let mut variables = BTreeMap::new();
+    variables.insert("question", question.question.clone());
+    variables.insert("reference", question.answer.clone().unwrap_or_else(|| NO_REFERENCE.to_string()));
+    variables.insert("answer", answer.text.clone());
+    let context = answer.retrieved.iter().map(|c| format!("[{}] {}", c.chunk_id, c.text)).collect::<Vec<_>>().join("\n\n");
+    if !context.is_empty() {
+        variables.insert("context", context);
+    }
+    if let Some(gold) = &question.context {
+        variables.insert("gold_context", gold.clone());
+    }
+    variables
+}
+
+/// The item's values for a judge's prompt template: marked untrusted (never control tokens),
+/// and without the text of the model's control tokens (read as text, a forged end of turn still
+/// sways a judge).
+pub fn marked<'a>(model: &LanguageModel, variables: &BTreeMap<&'a str, String>) -> BTreeMap<&'a str, String> {
+    variables.iter().map(|(k, v)| (*k, untrusted(&model.tokenizer.without_control_text(v)))).collect()
+}
+
+/// Token ids of a one-message chat whose user text is `rendered` (values already marked).
+pub(super) fn user_prompt_tokens(model: &LanguageModel, rendered: &str) -> Result<Vec<u32>, LlmError> {
+    let text = model.chat_prompt(&[ChatMessage::user(rendered.to_string())])?;
+    model.encode_prompt(&text)
+}
