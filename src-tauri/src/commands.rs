@@ -278,6 +278,7 @@ pub async fn list_judges() -> Result<JudgesView, String> {
             mode: match spec.mode {
                 JudgeMode::Choice => "choice".into(),
                 JudgeMode::Claims => "claims".into(),
+                JudgeMode::Jury => "jury".into(),
             },
             source: spec.source,
         })

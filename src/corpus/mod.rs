@@ -9,6 +9,7 @@ mod chunk;
 mod issue;
 mod markdown;
 mod pdf;
+mod pdf_fonts;
 mod pdf_inflate;
 mod pdf_layout;
 mod read;

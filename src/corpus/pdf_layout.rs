@@ -45,7 +45,10 @@ pub(crate) fn pdf_sections(pages: &[String]) -> Vec<Section> {
             }
             let alone = kept.get(i + 1).is_none_or(|next| next.is_empty())
                 && (i == 0 || kept[i - 1].is_empty());
-            if paragraph.is_empty() && alone && looks_like_heading(line) {
+            // A second heading-like line before any text under the first is text (a table's
+            // first rows, a subtitle): taking it as the heading would lose the first one.
+            let heading_waits_for_text = current.heading.is_some() && current.blocks.is_empty();
+            if paragraph.is_empty() && alone && !heading_waits_for_text && looks_like_heading(line) {
                 if !current.blocks.is_empty() {
                     sections.push(std::mem::replace(
                         &mut current,

@@ -251,6 +251,7 @@ fn write_dataset(
         description: format!("Imported from {}", source.display()),
         corpus: "corpus".into(),
         questions: "questions.jsonl".into(),
+        chunking: None,
     };
     let manifest_text = toml::to_string(&manifest).map_err(|e| DatasetError::Import {
         path: source.to_path_buf(),

@@ -36,6 +36,17 @@ pub fn load_dataset(dir: &Path) -> Result<Dataset, DatasetError> {
             message: "field `name` must not be empty".into(),
         });
     }
+    if let Some(chunking) = &manifest.chunking {
+        let bad = |message: String| DatasetError::Manifest { path: manifest_path.clone(), message };
+        let range = super::CHUNK_WORDS_RANGE;
+        if let Some(size) = chunking.size_words.filter(|s| !range.contains(s)) {
+            return Err(bad(format!("chunking.size_words = {size}: must be from {} to {}", range.start(), range.end())));
+        }
+        let size = chunking.size_words.unwrap_or(*range.end());
+        if let Some(overlap) = chunking.overlap_words.filter(|o| *o >= size) {
+            return Err(bad(format!("chunking.overlap_words = {overlap}: must be below size_words ({size})")));
+        }
+    }
     let corpus_dir = inside(dir, &manifest_path, "corpus", &manifest.corpus)?;
     let questions_path = inside(dir, &manifest_path, "questions", &manifest.questions)?;
 

@@ -28,7 +28,24 @@ pub struct DatasetManifest {
     pub corpus: String,
     #[serde(default = "default_questions")]
     pub questions: String,
+    /// `[chunking]`: how the manuals are cut for retrieval; unset fields keep the defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunking: Option<ChunkingManifest>,
 }
+
+/// `[chunking]` in dataset.toml. Bounds are checked when the dataset loads.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ChunkingManifest {
+    /// Most words in a chunk.
+    pub size_words: Option<usize>,
+    /// Words of the previous chunk's last sentences repeated at the start of the next.
+    pub overlap_words: Option<usize>,
+}
+
+/// Chunk sizes a dataset may ask for: below, a chunk is a phrase; above, five chunks overflow
+/// a small model's context.
+pub const CHUNK_WORDS_RANGE: std::ops::RangeInclusive<usize> = 20..=1000;
 
 fn default_corpus() -> String {
     "corpus".into()

@@ -318,7 +318,7 @@ pub fn generate_pairs(
     let mut taken: BTreeSet<String> = dataset.questions.iter().chain(&pending).map(|q| q.id.clone()).collect();
     let mut known: Vec<(String, String)> =
         dataset.questions.iter().chain(&pending).map(|q| (q.id.clone(), q.question.clone())).collect();
-    let settings = IndexSettings::default();
+    let settings = IndexSettings::for_dataset(dataset);
     let started = Instant::now();
     let mut report = GenerationReport { model: model.name.clone(), ..GenerationReport::default() };
     let mut pairs = Vec::new();

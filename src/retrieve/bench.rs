@@ -30,6 +30,10 @@ pub struct QualityRow {
     pub hit_at_1: f64,
     pub hit_at_5: f64,
     pub mrr: f64,
+    /// Share of questions whose golden answer the top 5 chunks hold together: at least
+    /// `CONTEXT_COVERAGE_THRESHOLD` of its distinct words occur in them (questions with an answer).
+    #[serde(default)]
+    pub answer_in_top_5: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -181,7 +185,18 @@ fn quality_row(method: &str, questions: &[&Question], rankings: &[Vec<RetrievedC
         }
     }
     let mean = |x: f64| if n == 0 { 0.0 } else { x / n as f64 };
-    QualityRow { method: method.into(), questions: n, hit_at_1: mean(hit1), hit_at_5: mean(hit5), mrr: mean(rr) }
+    let mut answered = 0usize;
+    let mut answer_found = 0usize;
+    for (q, ranking) in questions.iter().zip(rankings) {
+        let Some(answer) = q.answer.as_deref() else { continue };
+        let top: String = ranking.iter().take(5).map(|c| c.text.as_str()).collect::<Vec<_>>().join("\n");
+        if let Some(coverage) = context_coverage(answer, &top) {
+            answered += 1;
+            answer_found += usize::from(coverage >= CONTEXT_COVERAGE_THRESHOLD);
+        }
+    }
+    let answer_in_top_5 = if answered == 0 { 0.0 } else { answer_found as f64 / answered as f64 };
+    QualityRow { method: method.into(), questions: n, hit_at_1: mean(hit1), hit_at_5: mean(hit5), mrr: mean(rr), answer_in_top_5 }
 }
 
 /// BM25 over fixed windows of each document's text (headings and sentences ignored).

@@ -14,8 +14,26 @@ pub struct IndexSettings {
     pub limits: ReadLimits,
 }
 
+impl IndexSettings {
+    /// The defaults with the dataset's own `[chunking]` settings, if any.
+    pub fn for_dataset(dataset: &crate::dataset::Dataset) -> Self {
+        let mut settings = Self::default();
+        if let Some(chunking) = &dataset.manifest.chunking {
+            if let Some(size) = chunking.size_words {
+                settings.chunking.size_words = size;
+            }
+            if let Some(overlap) = chunking.overlap_words {
+                settings.chunking.overlap_words = overlap;
+            }
+        }
+        settings.chunking = settings.chunking.normalized();
+        settings
+    }
+}
+
 /// Bump when reading, chunking or the index layout change, so old indexes are rebuilt.
-pub const INDEX_FORMAT: u32 = 1;
+/// 2: PDF font widths fixed before extraction, 0.1 em word gaps, text beyond the page dropped.
+pub const INDEX_FORMAT: u32 = 2;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct DocumentState {

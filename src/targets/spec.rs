@@ -171,7 +171,7 @@ fn retriever(
     };
     let (target, setup) = RetrieveTarget::for_dataset(
         dataset,
-        IndexSettings::default(),
+        IndexSettings::for_dataset(dataset),
         options.retrieval,
         options.top_k,
         &minilm_dir,

@@ -76,7 +76,7 @@ export interface StartRequest {
 /** What start_run answers: the first run's id and how many runs the core planned. */
 export interface StartedRuns { run_id: string; runs: number }
 
-export interface JudgeChoice { name: string; description: string; outcomes: string[]; mode: "choice" | "claims"; source: string }
+export interface JudgeChoice { name: string; description: string; outcomes: string[]; mode: "choice" | "claims" | "jury"; source: string }
 export interface JudgesView { judges: JudgeChoice[]; default_model: string }
 
 export type ProgressEvent =

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 pub fn index(dataset_dir: &Path, json: bool) -> anyhow::Result<()> {
     let dataset = load_dataset(dataset_dir)?;
-    let (_index, report) = index_dataset(&dataset, IndexSettings::default())?;
+    let (_index, report) = index_dataset(&dataset, IndexSettings::for_dataset(&dataset))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
@@ -79,6 +79,7 @@ pub fn bench(
             .and_then(|file| file.parent().map(Path::to_path_buf));
         let options = BenchOptions {
             minilm_dir,
+            settings: IndexSettings::for_dataset(&dataset),
             ..BenchOptions::default()
         };
         eprintln!("== retrieval on {} and a generated corpus", dataset.manifest.name);
@@ -154,10 +155,14 @@ pub fn bench(
 fn print_bench(report: &BenchReport) {
     if let Some(r) = &report.retrieval {
         if let Some(q) = &r.quality {
-            println!("retrieval quality on {} ({} chunks):", q.dataset, q.chunks);
-            println!("  {:<10} {:>6} {:>6} {:>6}", "method", "hit@1", "hit@5", "MRR");
+            let c = q.chunk_settings;
+            println!("retrieval quality on {} ({} chunks of at most {} words, {} overlap):", q.dataset, q.chunks, c.size_words, c.overlap_words);
+            println!("  {:<10} {:>6} {:>6} {:>6} {:>10}", "method", "hit@1", "hit@5", "MRR", "answer@5");
             for row in &q.rows {
-                println!("  {:<10} {:>6.3} {:>6.3} {:>6.3}", row.method, row.hit_at_1, row.hit_at_5, row.mrr);
+                println!(
+                    "  {:<10} {:>6.3} {:>6.3} {:>6.3} {:>10.3}",
+                    row.method, row.hit_at_1, row.hit_at_5, row.mrr, row.answer_in_top_5
+                );
             }
             for reason in &q.not_measured {
                 println!("  not measured: {reason}");

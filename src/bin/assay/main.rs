@@ -9,6 +9,7 @@ mod commands_generate;
 mod commands_index_bench;
 mod commands_judge;
 mod commands_run;
+mod commands_text;
 mod models;
 mod print;
 mod stored_runs;
@@ -76,6 +77,14 @@ enum Command {
         fail_under: Vec<String>,
         #[command(flatten)]
         db: DbArg,
+    },
+    /// Print the text Assay reads from one manual (.pdf, .md, .txt): headings and blocks, as
+    /// retrieval sees them.
+    Text {
+        file: PathBuf,
+        /// The document as JSON: sections, blocks and their PDF pages.
+        #[arg(long)]
+        json: bool,
     },
     /// Build or verify a dataset's retrieval index (reused while the corpus is unchanged).
     Index {
@@ -229,6 +238,7 @@ fn main() {
         } => commands_data::export(&runs, format, &output, &fail_under, &db).map(|_| 0),
         Command::Generate(args) => commands_generate::run(args),
         Command::Import(command) => commands_data::import(command).map(|_| 0),
+        Command::Text { file, json } => commands_text::text(&file, json).map(|_| 0),
         Command::Index { dataset, json } => commands_index_bench::index(&dataset, json).map(|_| 0),
         Command::Bench {
             synthetic: Some(arch),

@@ -1,0 +1,93 @@
+//! PDF text fidelity against poppler's pdftotext (its output committed beside each PDF by
+//! `pdftotext -enc UTF-8 FILE.pdf`; poppler-utils 22.12). The share of our word tokens that
+//! pdftotext's text does not contain (glued or split words, broken ligatures, stray symbols),
+//! and the other way round (lost text), must each stay under 0.1%. The same measure over more
+//! files: scripts/pdf_fidelity.py (README, "PDF text").
+
+use assay::corpus::{read_document, ReadLimits};
+use std::collections::HashSet;
+use std::path::Path;
+
+/// Lower-cased runs of letters and digits, after NFKC; hyphenated words (at a line end or
+/// inside a line) read as one word, and URLs are left out (the tools cut them differently).
+fn tokens(text: &str) -> Vec<String> {
+    use unicode_normalization::UnicodeNormalization;
+    let text: String = text.nfkc().collect();
+    let chars: Vec<char> = text.chars().collect();
+    let mut joined = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '-' && i > 0 && chars[i - 1].is_alphanumeric() {
+            // Skip the hyphen and any line break after it when a word goes on.
+            let mut j = i + 1;
+            while j < chars.len() && chars[j].is_whitespace() && chars[j] != '\n' {
+                j += 1;
+            }
+            if j < chars.len() && chars[j] == '\n' {
+                j += 1;
+                while j < chars.len() && chars[j].is_whitespace() {
+                    j += 1;
+                }
+            }
+            if j < chars.len() && chars[j].is_alphanumeric() && (j == i + 1 || chars[i + 1..j].contains(&'\n')) {
+                i = j;
+                continue;
+            }
+        }
+        joined.push(c);
+        i += 1;
+    }
+    joined
+        .split_whitespace()
+        .filter(|w| !w.contains("://"))
+        .flat_map(|w| w.split(|c: char| !c.is_alphanumeric()).map(str::to_lowercase).collect::<Vec<_>>())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+fn missing_share(words: &[String], other: &HashSet<String>) -> f64 {
+    words.iter().filter(|w| !other.contains(*w)).count() as f64 / words.len().max(1) as f64
+}
+
+fn check(pdf: &str, reference: &str) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (doc, _) = read_document("doc", &root.join(pdf), ReadLimits::default()).expect(pdf);
+    let mut ours = String::new();
+    for section in &doc.sections {
+        if let Some(heading) = &section.heading {
+            ours.push_str(heading);
+            ours.push('\n');
+        }
+        for block in &section.blocks {
+            ours.push_str(&block.text);
+            ours.push('\n');
+        }
+    }
+    let theirs = std::fs::read_to_string(root.join(reference)).expect(reference);
+    let (ours, theirs) = (tokens(&ours), tokens(&theirs));
+    assert!(ours.len() > 200 && theirs.len() > 200, "{pdf}: {} and {} words", ours.len(), theirs.len());
+    let ours_set: HashSet<String> = ours.iter().cloned().collect();
+    let theirs_set: HashSet<String> = theirs.iter().cloned().collect();
+    let not_in_theirs: Vec<&String> = ours.iter().filter(|w| !theirs_set.contains(*w)).take(10).collect();
+    let not_in_ours: Vec<&String> = theirs.iter().filter(|w| !ours_set.contains(*w)).take(10).collect();
+    let (a, b) = (missing_share(&ours, &theirs_set), missing_share(&theirs, &ours_set));
+    assert!(a < 0.001, "{pdf}: {:.3}% of our words are not in pdftotext's text, e.g. {not_in_theirs:?}", a * 100.0);
+    assert!(b < 0.001, "{pdf}: {:.3}% of pdftotext's words are not in ours, e.g. {not_in_ours:?}", b * 100.0);
+}
+
+#[test]
+fn pdftex_manual_with_ligatures_matches_pdftotext() {
+    check("tests/fixtures/corpus/pdf/libtasn1.pdf", "tests/fixtures/corpus/pdf/libtasn1.pdftotext.txt");
+}
+
+/// Chromium writes digit widths in the `/W` range form pdf-extract misreads ("befor e").
+#[test]
+fn chromium_manual_with_cid_fonts_matches_pdftotext() {
+    check("datasets/trailgear/pdf/sunvolt-1000.pdf", "tests/fixtures/corpus/pdf/sunvolt-1000.pdftotext.txt");
+}
+
+#[test]
+fn libreoffice_manual_matches_pdftotext() {
+    check("tests/fixtures/corpus/pdf/tarn-tent.pdf", "tests/fixtures/corpus/pdf/tarn-tent.pdftotext.txt");
+}
