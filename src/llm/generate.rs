@@ -106,7 +106,7 @@ impl LanguageModel {
     /// Generate a continuation of a prompt the model has already read.
     pub fn generate_after(
         &self,
-        mut state: PromptState,
+        state: PromptState,
         params: &GenerationParams,
         on_text: &mut dyn FnMut(&str),
         cancel: Option<&AtomicBool>,
@@ -115,9 +115,25 @@ impl LanguageModel {
             return Err(LlmError::Invalid("generation needs a prompt of at least one token".into()));
         }
         validate(params)?;
+        let mut choice = FreeChoice { params };
+        self.decode_loop(state, params, &params.stop, &mut choice, on_text, cancel)
+    }
+
+    /// The one decode loop (free text here, grammar-constrained text in `structured`): asks
+    /// `choice` for each step's tokens, streams the text that is final, and ends on the token
+    /// budget, a stop sequence, a full context, cancellation or the end `choice` reports.
+    pub(crate) fn decode_loop(
+        &self,
+        mut state: PromptState,
+        params: &GenerationParams,
+        stops: &[String],
+        choice: &mut dyn TokenChoice,
+        on_text: &mut dyn FnMut(&str),
+        cancel: Option<&AtomicBool>,
+    ) -> Result<Generation> {
         let prompt_tokens = state.tokens.len();
         let mut sampler = LogitsProcessor::from_sampling(params.seed, sampling_for(params));
-        let mut stream = StopStream::new(&params.stop);
+        let mut stream = StopStream::new(stops);
         let mut generated: Vec<u32> = Vec::new();
         let start = Instant::now();
         let finish = loop {
@@ -127,25 +143,26 @@ impl LanguageModel {
             if generated.len() >= params.max_tokens {
                 break FinishReason::MaxTokens;
             }
-            let mut logits = state.next_logits.clone();
-            if params.repeat_penalty != 1.0 {
-                let recent_from = state.tokens.len().saturating_sub(params.repeat_last_n);
-                apply_repeat_penalty(&mut logits, params.repeat_penalty, &state.tokens[recent_from..]);
+            let (tokens, end) = match choice.step(self, &mut state, &mut generated, &mut sampler)? {
+                Step::Append(tokens) => (tokens, None),
+                Step::AppendAndEnd(tokens, reason) => (tokens, Some(reason)),
+            };
+            if !tokens.is_empty() {
+                generated.extend_from_slice(&tokens);
+                let text = self.decode(&generated)?;
+                if stream.push(&text, on_text) {
+                    break FinishReason::Stop;
+                }
             }
-            let n = logits.len();
-            let next = sampler.sample(&Tensor::from_vec(logits, n, &Device::Cpu)?)?;
-            if self.tokenizer.stop_ids.contains(&next) {
-                break FinishReason::EndOfText;
+            if let Some(reason) = end {
+                break reason;
             }
-            generated.push(next);
-            let text = self.decode(&generated)?;
-            if stream.push(&text, on_text) {
-                break FinishReason::Stop;
+            if !tokens.is_empty() {
+                if state.tokens.len() + tokens.len() >= self.context_length() {
+                    break FinishReason::ContextFull;
+                }
+                self.extend_in_place(&mut state, &tokens)?;
             }
-            if state.tokens.len() + 1 >= self.context_length() {
-                break FinishReason::ContextFull;
-            }
-            self.extend_in_place(&mut state, &[next])?;
         };
         let text = self.decode(&generated)?;
         let text = stream.finish(&text, on_text, finish != FinishReason::Stop);
@@ -157,6 +174,48 @@ impl LanguageModel {
             prompt_seconds: 0.0,
             decode_seconds: start.elapsed().as_secs_f64(),
         })
+    }
+}
+
+/// What the decode loop appends at one step.
+pub(crate) enum Step {
+    /// These tokens (one sampled token, or the text a grammar forces, possibly none).
+    Append(Vec<u32>),
+    /// These tokens, then the end of generation.
+    AppendAndEnd(Vec<u32>, FinishReason),
+}
+
+/// Chooses each step's tokens. Two kinds: free sampling (`FreeChoice`) and sampling under a
+/// grammar (`structured::GrammarChoice`, which may also force or take back tokens).
+pub(crate) trait TokenChoice {
+    fn step(
+        &mut self,
+        model: &LanguageModel,
+        state: &mut PromptState,
+        generated: &mut Vec<u32>,
+        sampler: &mut LogitsProcessor,
+    ) -> Result<Step>;
+}
+
+/// Sampling from the model's next-token distribution, with the repeat penalty; an end-of-text
+/// token ends generation and is not part of it.
+struct FreeChoice<'a> {
+    params: &'a GenerationParams,
+}
+
+impl TokenChoice for FreeChoice<'_> {
+    fn step(&mut self, model: &LanguageModel, state: &mut PromptState, _: &mut Vec<u32>, sampler: &mut LogitsProcessor) -> Result<Step> {
+        let mut logits = state.next_logits.clone();
+        if self.params.repeat_penalty != 1.0 {
+            let recent_from = state.tokens.len().saturating_sub(self.params.repeat_last_n);
+            apply_repeat_penalty(&mut logits, self.params.repeat_penalty, &state.tokens[recent_from..]);
+        }
+        let n = logits.len();
+        let next = sampler.sample(&Tensor::from_vec(logits, n, &Device::Cpu)?)?;
+        if model.tokenizer.stop_ids.contains(&next) {
+            return Ok(Step::AppendAndEnd(Vec::new(), FinishReason::EndOfText));
+        }
+        Ok(Step::Append(vec![next]))
     }
 }
 

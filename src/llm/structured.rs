@@ -2,7 +2,7 @@
 //! list or a question/answer/quote triple always parses, even from a 135M model. At each step
 //! llguidance says which tokens may come next; all others are removed before sampling.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -13,7 +13,7 @@ use llguidance::toktrie::{TokEnv, TokRxInfo, TokTrie, TokenId, TokenizerEnv};
 use llguidance::{Constraint, ParserFactory};
 
 use super::error::{LlmError, Result};
-use super::generate::{FinishReason, Generation, GenerationParams};
+use super::generate::{FinishReason, Generation, GenerationParams, Step, TokenChoice};
 use super::gguf_tokenizer::ModelTokenizer;
 use super::model::LanguageModel;
 use super::prompt_state::PromptState;
@@ -162,7 +162,7 @@ impl LanguageModel {
 
     fn generate_constrained(
         &self,
-        mut state: PromptState,
+        state: PromptState,
         grammar: TopLevelGrammar,
         params: &GenerationParams,
         on_text: &mut dyn FnMut(&str),
@@ -170,85 +170,51 @@ impl LanguageModel {
     ) -> Result<Generation> {
         let factory = parser_factory(self)?;
         let parser = factory.create_parser(grammar).map_err(grammar_error)?;
-        let mut constraint = Constraint::new(parser);
+        let mut choice = GrammarChoice { constraint: Constraint::new(parser), prompt_tokens: state.tokens.len() };
+        // The grammar decides where the text ends: no stop sequences.
+        self.decode_loop(state, params, &[], &mut choice, on_text, cancel)
+    }
+}
 
-        let prompt_tokens = state.tokens.len();
-        let mut sampler = LogitsProcessor::from_sampling(
-            params.seed,
-            super::generate::sampling_for(params),
-        );
-        let mut generated: Vec<u32> = Vec::new();
-        let mut emitted = 0usize;
-        let start = Instant::now();
-        let finish = loop {
-            if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-                break FinishReason::Cancelled;
-            }
-            if generated.len() >= params.max_tokens {
-                break FinishReason::MaxTokens;
-            }
-            let step = constraint.compute_mask().map_err(grammar_error)?;
-            if step.is_stop() {
-                break FinishReason::EndOfText;
-            }
-            let sampled = match &step.sample_mask {
-                Some(mask) => {
-                    let mut logits = state.next_logits.clone();
-                    for (i, l) in logits.iter_mut().enumerate() {
-                        if !mask.is_allowed(i as TokenId) {
-                            *l = f32::NEG_INFINITY;
-                        }
-                    }
-                    let n = logits.len();
-                    Some(sampler.sample(&Tensor::from_vec(logits, n, &Device::Cpu)?)?)
-                }
-                None => None,
-            };
-            let commit = constraint.commit_token(sampled).map_err(grammar_error)?;
-            if commit.backtrack > 0 {
-                let keep = generated
-                    .len()
-                    .checked_sub(commit.backtrack as usize)
-                    .ok_or_else(|| grammar_error("backtrack past the start of the output"))?;
-                generated.truncate(keep);
-                let mut tokens = state.tokens.clone();
-                tokens.truncate(prompt_tokens + keep);
-                // Re-read from the prompt: backtracking is rare (token healing at boundaries).
-                state = self.prefill(&tokens)?;
-            }
-            let forced: Vec<u32> = commit
-                .ff_tokens
-                .iter()
-                .copied()
-                .filter(|t| !self.tokenizer.stop_ids.contains(t))
-                .collect();
-            if !forced.is_empty() {
-                generated.extend_from_slice(&forced);
-                let text = self.decode(&generated)?;
-                if !text.ends_with('\u{FFFD}') && text.len() > emitted && text.is_char_boundary(emitted) {
-                    on_text(&text[emitted..]);
-                    emitted = text.len();
-                }
-                if state.tokens.len() + forced.len() >= self.context_length() {
-                    break FinishReason::ContextFull;
-                }
-                self.extend_in_place(&mut state, &forced)?;
-            }
-            if commit.stop {
-                break FinishReason::EndOfText;
-            }
-        };
-        let text = self.decode(&generated)?;
-        if text.len() > emitted && text.is_char_boundary(emitted) {
-            on_text(&text[emitted..]);
+/// Sampling among the tokens the grammar allows next; the grammar may also force text (no
+/// sampling needed), end the output, or take back tokens (token healing at boundaries).
+struct GrammarChoice {
+    constraint: Constraint,
+    prompt_tokens: usize,
+}
+
+impl TokenChoice for GrammarChoice {
+    fn step(&mut self, model: &LanguageModel, state: &mut PromptState, generated: &mut Vec<u32>, sampler: &mut LogitsProcessor) -> Result<Step> {
+        let mask = self.constraint.compute_mask().map_err(grammar_error)?;
+        if mask.is_stop() {
+            return Ok(Step::AppendAndEnd(Vec::new(), FinishReason::EndOfText));
         }
-        Ok(Generation {
-            text,
-            tokens: generated,
-            prompt_tokens,
-            finish,
-            prompt_seconds: 0.0,
-            decode_seconds: start.elapsed().as_secs_f64(),
-        })
+        let sampled = match &mask.sample_mask {
+            Some(mask) => {
+                let mut logits = state.next_logits.clone();
+                for (i, l) in logits.iter_mut().enumerate() {
+                    if !mask.is_allowed(i as TokenId) {
+                        *l = f32::NEG_INFINITY;
+                    }
+                }
+                let n = logits.len();
+                Some(sampler.sample(&Tensor::from_vec(logits, n, &Device::Cpu)?)?)
+            }
+            None => None,
+        };
+        let commit = self.constraint.commit_token(sampled).map_err(grammar_error)?;
+        if commit.backtrack > 0 {
+            let keep = generated
+                .len()
+                .checked_sub(commit.backtrack as usize)
+                .ok_or_else(|| grammar_error("backtrack past the start of the output"))?;
+            generated.truncate(keep);
+            let mut tokens = state.tokens.clone();
+            tokens.truncate(self.prompt_tokens + keep);
+            // Re-read from the prompt: backtracking is rare.
+            *state = model.prefill(&tokens)?;
+        }
+        let forced: Vec<u32> = commit.ff_tokens.iter().copied().filter(|t| !model.tokenizer.stop_ids.contains(t)).collect();
+        Ok(if commit.stop { Step::AppendAndEnd(forced, FinishReason::EndOfText) } else { Step::Append(forced) })
     }
 }
