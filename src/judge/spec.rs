@@ -225,7 +225,14 @@ impl JudgeSpec {
             let escapes = Path::new(name)
                 .components()
                 .any(|c| !matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir));
-            if name.is_empty() || escapes {
+            if name.is_empty() {
+                return Err(SpecError::Field {
+                    file: file.to_path_buf(),
+                    field,
+                    message: "missing field `prompt`: the name of the prompt template file beside this spec".into(),
+                });
+            }
+            if escapes {
                 return Err(SpecError::Field {
                     file: file.to_path_buf(),
                     field,

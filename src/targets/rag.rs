@@ -259,6 +259,8 @@ mod tests {
         let text = prompt
             .render("How long?", Some("stove"), &[("stove#1", "Five seconds.")])
             .unwrap();
+        // Values are marked as untrusted in the rendered text; the model reads it without marks.
+        let text = crate::llm::prompt_text::without_marks(&text);
         // The default prompt numbers its excerpts (what the sources step refers to).
         assert!(text.contains("Excerpt [1]\nFive seconds.") && text.contains("How long?"));
         let dir = tempfile::tempdir().unwrap();

@@ -244,20 +244,9 @@ fn print_bench(report: &BenchReport) {
 fn sample_answers(dataset: &assay::dataset::Dataset, n: usize) -> anyhow::Result<Vec<(assay::dataset::Question, assay::targets::Answer)>> {
     let file = ["answers-sloppy.jsonl", "answers-careful.jsonl"]
         .iter()
-        .map(|f| dataset.root.join(f))
-        .find(|p| p.is_file())
+        .find(|f| dataset.root.join(f).is_file())
         .with_context(|| format!("{}: no sample answers file for the judge bench", dataset.root.display()))?;
-    let answers = assay::targets::load_answers_file(&file, dataset)?;
-    Ok(dataset
-        .questions
-        .iter()
-        .filter(|q| q.answer.is_some())
-        .filter_map(|q| {
-            let replayed = answers.get(&q.id)?;
-            Some((q.clone(), assay::targets::Answer { text: replayed.answer.clone(), ..Default::default() }))
-        })
-        .take(n)
-        .collect())
+    answers_of(dataset, file, n)
 }
 
 /// The first `n` answerable questions with their answers in `file` (in the dataset folder).
