@@ -149,6 +149,13 @@ test("a dataset imports from eShop JSON: bad input is shown inline, then the new
 
   // Text that looks like markup must come through as text.
   writeFileSync(eshop, '[{"QuestionId": 1, "ProductId": 158, "Question": "<b>How heavy</b> is the tent?", "Answer": "2 kg"}]');
+  // A place to write that was typed, not chosen in a dialog, outside the app's data folder: refused.
+  const elsewhere = path.join(mkdtempSync(path.join(tmpdir(), "assay-e2e-elsewhere-")), "imported");
+  await type("#import-output", elsewhere);
+  await (await $("#import-go")).click();
+  await driver.wait(async () => /choose the place in the dialog/.test(await text("#import-status")), 10000);
+  assert.ok(!existsSync(elsewhere), "nothing written outside the places chosen in dialogs");
+  await type("#import-output", imported);
   await (await $("#import-go")).click();
   await driver.wait(async () => /Imported 1 question and 1 document/.test(await text("#import-status")), 10000);
   await type("#dataset-path", imported);

@@ -18,6 +18,8 @@ fn main() {
         "pull_model",
         "add_model",
         "list_judges",
+        "choose_save_path",
+        "choose_folder",
     ]);
     if let Err(error) = tauri_build::try_build(
         tauri_build::Attributes::new()

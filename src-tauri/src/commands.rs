@@ -9,7 +9,9 @@ use assay::report::charts::{distribution_charts, mean_charts, run_means_chart};
 use assay::report::{load_report, to_json, write_report, ReportFormat, ReportOptions, RunReport};
 use assay::store::{RunRecord, Store};
 use serde::Serialize;
+use crate::write_grants::WriteGrants;
 use std::path::{Path, PathBuf};
+use tauri::State;
 
 /// `$ASSAY_DB`, else `<data dir>/assay/assay.sqlite`: the CLI's default, so CLI runs show up here.
 pub fn default_db() -> Result<PathBuf, String> {
@@ -190,7 +192,8 @@ pub async fn pending_pairs(dir: String) -> Result<Vec<Question>, String> {
 /// A reviewer's decisions: accepted pairs join the questions file, rejected ones are dropped,
 /// the rest stay pending. The core checks every decision before either file changes.
 #[tauri::command]
-pub async fn apply_review(dir: String, decisions: Vec<ReviewDecision>) -> Result<ReviewOutcome, String> {
+pub async fn apply_review(grants: State<'_, WriteGrants>, dir: String, decisions: Vec<ReviewDecision>) -> Result<ReviewOutcome, String> {
+    grants.check(Path::new(&dir))?;
     assay::generate::apply_review(Path::new(&dir), &decisions).map_err(|e| e.to_string())
 }
 
@@ -202,8 +205,15 @@ pub struct ImportResult {
 }
 
 #[tauri::command]
-pub async fn import_dataset(kind: String, file: String, corpus: String, output: String) -> Result<ImportResult, String> {
+pub async fn import_dataset(
+    grants: State<'_, WriteGrants>,
+    kind: String,
+    file: String,
+    corpus: String,
+    output: String,
+) -> Result<ImportResult, String> {
     let (file, corpus, output) = (PathBuf::from(file), PathBuf::from(corpus), PathBuf::from(output));
+    grants.check(&output)?;
     let summary = match kind.as_str() {
         "eshop" => import_eshop(&file, &corpus, &output),
         "csv" => import_csv(&file, &corpus, &output, &CsvColumns::default()),
@@ -220,7 +230,15 @@ pub async fn import_dataset(kind: String, file: String, corpus: String, output: 
 /// Write a report to `path` (chosen in a save dialog) or, without one, to the `reports` folder
 /// next to the database (the app's own data).
 #[tauri::command]
-pub async fn export_report(runs: Vec<String>, format: String, path: Option<String>) -> Result<String, String> {
+pub async fn export_report(
+    grants: State<'_, WriteGrants>,
+    runs: Vec<String>,
+    format: String,
+    path: Option<String>,
+) -> Result<String, String> {
+    if let Some(path) = &path {
+        grants.check(Path::new(path))?;
+    }
     let format: ReportFormat = format.parse()?;
     let store = open_store()?;
     let reports = runs.iter().map(|r| load(&store, r)).collect::<Result<Vec<_>, _>>()?;

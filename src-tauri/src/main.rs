@@ -1,6 +1,7 @@
 //! Assay desktop app: a Tauri window over the assay core. The commands in `commands` read the
 //! store and render reports; `evaluation` runs an evaluation on a worker thread and streams its
-//! progress as events. No evaluation logic lives here or in the UI.
+//! progress as events; `write_grants` limits where commands write to places chosen in dialogs.
+//! No evaluation logic lives here or in the UI.
 
 // No console window on Windows release builds.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
@@ -8,11 +9,13 @@
 mod commands;
 mod evaluation;
 mod models;
+mod write_grants;
 
 fn main() {
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .manage(evaluation::ActiveRun::default())
+        .manage(write_grants::WriteGrants::default())
         .invoke_handler(tauri::generate_handler![
             commands::db_path,
             commands::list_runs,
@@ -30,6 +33,8 @@ fn main() {
             models::list_models,
             models::pull_model,
             models::add_model,
+            write_grants::choose_save_path,
+            write_grants::choose_folder,
         ])
         .run(tauri::generate_context!("../tauri.conf.json"));
     if let Err(error) = app {

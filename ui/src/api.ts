@@ -116,6 +116,10 @@ export const api = {
   exportReport: (runs: string[], format: string, path: string | null) => invoke<string>("export_report", { runs, format, path }),
   startRun: (request: StartRequest) => invoke<StartedRuns>("start_run", { request }),
   cancelRun: () => invoke<boolean>("cancel_run"),
+  /** Dialogs for places to write open in the core, which then allows writing there (and only there). */
+  chooseSavePath: (title: string, defaultName: string | null, filterName: string | null, extensions: string[] | null) =>
+    invoke<string | null>("choose_save_path", { title, defaultName, filterName, extensions }),
+  chooseFolder: (title: string) => invoke<string | null>("choose_folder", { title }),
 };
 
 /** Errors from commands arrive as strings; anything else is shown by its text. */

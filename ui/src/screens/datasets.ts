@@ -34,7 +34,7 @@ export async function renderDatasets(area: HTMLElement): Promise<void> {
   };
   append(area,
     h("div", { class: "form" }, h("span", { class: "row" }, path,
-      h("button", { onclick: async () => { const p = await open({ directory: true }); if (typeof p === "string") { path.value = p; await load(p); } } }, "Browse…"),
+      h("button", { onclick: async () => { const p = await api.chooseFolder("Dataset folder (holds dataset.toml)"); if (p) { path.value = p; await load(p); } } }, "Browse…"),
       h("button", { id: "dataset-open", onclick: () => load(path.value.trim()) }, "Open"))),
     error, content, importForm());
   if (lastDataset) await load(lastDataset);
@@ -112,6 +112,11 @@ function importForm(): HTMLElement {
     type: "button",
     onclick: async () => { const p = await open({ directory }); if (typeof p === "string") input.value = p; },
   }, "Browse…");
+  // Where the new dataset goes is a place to write: its dialog opens in the core, which allows it.
+  const browseOutput = h("button", {
+    type: "button",
+    onclick: async () => { const p = await api.chooseSavePath("New dataset folder", null, null, null); if (p) output.value = p; },
+  }, "Browse…");
   const go = h("button", {
     id: "import-go",
     onclick: async () => {
@@ -132,7 +137,7 @@ function importForm(): HTMLElement {
       h("label", { class: "field" }, h("span", {}, "Format"), kind),
       h("label", { class: "field" }, h("span", {}, "Questions file"), h("span", { class: "row" }, file, browse(file, false))),
       h("label", { class: "field" }, h("span", {}, "Corpus folder"), h("span", { class: "row" }, corpus, browse(corpus, true))),
-      h("label", { class: "field" }, h("span", {}, "Output folder"), h("span", { class: "row" }, output, browse(output, true))),
+      h("label", { class: "field" }, h("span", {}, "Output folder"), h("span", { class: "row" }, output, browseOutput)),
       h("div", { class: "actions" }, go)),
     status);
 }

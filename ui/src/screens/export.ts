@@ -1,5 +1,4 @@
 // Export: the core writes HTML, Markdown, CSV, JSON or JUnit to a file chosen in a save dialog.
-import { save } from "@tauri-apps/plugin-dialog";
 import { api, errorText } from "../api";
 import { h, append } from "../dom";
 
@@ -28,7 +27,7 @@ export async function renderExport(area: HTMLElement, runs: string[]): Promise<v
       const chosen = formats.find((f) => f.id === format.value) ?? formats[0];
       status.className = "";
       try {
-        const path = await save({ defaultPath: `assay-report.${chosen.ext}`, filters: [{ name: chosen.label, extensions: [chosen.ext] }] });
+        const path = await api.chooseSavePath("Export report", `assay-report.${chosen.ext}`, chosen.label, [chosen.ext]);
         if (!path) return;
         const written = await api.exportReport(runs, chosen.id, path);
         status.textContent = `Written: ${written}`;
