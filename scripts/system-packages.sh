@@ -14,5 +14,7 @@ install_missing() {
   fi
 }
 
-install_missing build-essential pkg-config libxml2-utils
+# poppler-utils: `pdftotext`, the plain baseline's PDF text in `assay bench` and the reference
+# of scripts/pdf_fidelity.py.
+install_missing build-essential pkg-config libxml2-utils poppler-utils
 command -v cargo >/dev/null || { echo "cargo not found: this project needs the machine's Rust toolchain" >&2; exit 2; }
