@@ -2,6 +2,7 @@
 //! real all-MiniLM-L6-v2 weights from the models folder (`assay models pull minilm-l6-v2`).
 //! Without the files these tests say so and stop; under CI (`CI` set) a missing model fails.
 
+use assay::corpus::ChunkSettings;
 use assay::dataset::{CorpusFile, Question};
 use assay::retrieve::{
     minilm_dir, open_or_build, EmbeddingStatus, IndexSettings, MiniLm, RetrievalMode,
@@ -91,7 +92,9 @@ fn retrieve_target_fills_retrieved_chunks_only() {
     let Some(dir_of_model) = model_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     let files = corpus(dir.path());
-    let (index, report) = open_or_build(&files, &dir.path().join("index"), IndexSettings::default()).unwrap();
+    // Small chunks, so the headlamp manual alone has more than the four asked for.
+    let settings = IndexSettings { chunking: ChunkSettings { size_words: 40, overlap_words: 10 }, ..IndexSettings::default() };
+    let (index, report) = open_or_build(&files, &dir.path().join("index"), settings).unwrap();
     let (mut target, setup) =
         RetrieveTarget::with_index(index, report, RetrievalMode::Hybrid, 4, &dir_of_model).unwrap();
     assert!(setup.embeddings.is_some());

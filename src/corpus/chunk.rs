@@ -16,9 +16,13 @@ pub struct ChunkSettings {
     pub overlap_words: usize,
 }
 
+/// Chosen by measurement (`assay bench` over 120/30, 160/40, 200/40, 250/50 and 300/60, README
+/// "Chunking"): real questions' golden passages often run to several paragraphs, and on the
+/// real-document set hit@5 rose from 0.906 (BM25) / 0.927 (hybrid) at 120 words to 0.990 /
+/// 1.000 at 250, with no loss on the sample manuals; 300 gained nothing more.
 impl Default for ChunkSettings {
     fn default() -> Self {
-        Self { size_words: 120, overlap_words: 30 }
+        Self { size_words: 250, overlap_words: 50 }
     }
 }
 

@@ -42,6 +42,10 @@ pub struct QualityBench {
     pub chunk_settings: ChunkSettings,
     pub chunks: usize,
     pub rows: Vec<QualityRow>,
+    /// Where the baseline's text came from: `pdftotext` (poppler) for PDF manuals when it is
+    /// installed, as the plain pipelines users compare with do, else Assay's own reading.
+    #[serde(default)]
+    pub baseline_text: String,
     /// Modes not measured and why (e.g. the MiniLM files are missing).
     pub not_measured: Vec<String>,
 }
@@ -145,13 +149,14 @@ pub fn bench_quality(
         }
         rows.push(quality_row(mode.as_str(), &questions, &rankings));
     }
-    let baseline = baseline_rankings(dataset, &questions, options, K)?;
+    let (baseline, baseline_text) = baseline_rankings(dataset, &questions, options, K)?;
     rows.push(quality_row("baseline", &questions, &baseline));
     Ok(QualityBench {
         dataset: dataset.manifest.name.clone(),
         chunk_settings: options.settings.chunking,
         chunks: index.chunks.len(),
         rows,
+        baseline_text,
         not_measured,
     })
 }
@@ -199,22 +204,41 @@ fn quality_row(method: &str, questions: &[&Question], rankings: &[Vec<RetrievedC
     QualityRow { method: method.into(), questions: n, hit_at_1: mean(hit1), hit_at_5: mean(hit5), mrr: mean(rr), answer_in_top_5 }
 }
 
-/// BM25 over fixed windows of each document's text (headings and sentences ignored).
+/// BM25 over fixed windows of each document's text (headings and sentences ignored), and
+/// where that text came from. A PDF's text is poppler's `pdftotext` output when the tool is
+/// installed, so the baseline is the plain pipeline users would build, not one that borrows
+/// Assay's PDF reading.
 fn baseline_rankings(
     dataset: &Dataset,
     questions: &[&Question],
     options: &BenchOptions,
     k: usize,
-) -> Result<Vec<Vec<RetrievedChunk>>, RetrieveError> {
+) -> Result<(Vec<Vec<RetrievedChunk>>, String), RetrieveError> {
     let read = read_corpus(&dataset.documents, options.settings.limits);
     let mut chunks = Vec::new();
+    let mut pdftotext_used = 0usize;
+    let mut pdfs = 0usize;
     for doc in &read.documents {
-        let words: Vec<&str> = doc
-            .sections
+        let pdf = dataset
+            .documents
             .iter()
-            .flat_map(|s| &s.blocks)
-            .flat_map(|b| b.text.split_whitespace())
-            .collect();
+            .find(|f| f.id == doc.id)
+            .filter(|f| f.path.extension().is_some_and(|e| e.eq_ignore_ascii_case("pdf")));
+        pdfs += usize::from(pdf.is_some());
+        let poppler_text = pdf.and_then(|f| pdftotext(&f.path));
+        pdftotext_used += usize::from(poppler_text.is_some());
+        let own_text;
+        let text: &str = match &poppler_text {
+            Some(t) => t,
+            None => {
+                own_text = doc.sections.iter().flat_map(|s| &s.blocks).map(|b| b.text.as_str()).collect::<Vec<_>>().join("\n");
+                &own_text
+            }
+        };
+        let words: Vec<&str> = text.split_whitespace().collect();
+        if words.is_empty() {
+            continue;
+        }
         let mut start = 0;
         loop {
             let end = (start + BASELINE_WINDOW_WORDS).min(words.len());
@@ -253,7 +277,25 @@ fn baseline_rankings(
                 .collect(),
         );
     }
-    Ok(rankings)
+    let source = match (pdfs, pdftotext_used) {
+        (0, _) => "Assay's reading (no PDF manuals)".to_string(),
+        (n, used) if used == n => format!("pdftotext for the {n} PDF manuals"),
+        (n, 0) => format!("Assay's reading (pdftotext not installed; {n} PDF manuals)"),
+        (n, used) => format!("pdftotext for {used} of {n} PDF manuals, Assay's reading for the rest"),
+    };
+    Ok((rankings, source))
+}
+
+/// poppler's text of a PDF, or None when `pdftotext` is not installed or fails on the file.
+fn pdftotext(path: &Path) -> Option<String> {
+    let output = std::process::Command::new("pdftotext")
+        .args(["-enc", "UTF-8"])
+        .arg(path)
+        .arg("-")
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    output.status.success().then(|| String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 /// Build an index of a generated corpus (Markdown manuals whose sections are one chunk each)
@@ -343,7 +385,9 @@ fn generate_corpus(dir: &Path, chunks: usize, chunking: ChunkSettings) -> Result
     std::fs::create_dir_all(dir).map_err(|e| RetrieveError::io(dir, e))?;
     let mut rng = ChaCha8Rng::seed_from_u64(BENCH_SEED);
     let vocabulary = Vocabulary::new(20_000, &mut rng);
-    let section_words = chunking.normalized().size_words.clamp(1, 100);
+    // A section fills exactly one chunk: a shorter one would run on into the next (chunks under
+    // half their budget do) and the corpus would have fewer chunks than asked for.
+    let section_words = chunking.normalized().size_words;
     let documents = chunks.div_ceil(SECTIONS_PER_DOCUMENT);
     let mut files = Vec::with_capacity(documents);
     for d in 0..documents {

@@ -164,6 +164,10 @@ fn print_bench(report: &BenchReport) {
                     row.method, row.hit_at_1, row.hit_at_5, row.mrr, row.answer_in_top_5
                 );
             }
+            println!(
+                "  baseline: BM25 over fixed {}-word windows ({}-word stride) of {}",
+                assay::retrieve::bench::BASELINE_WINDOW_WORDS, assay::retrieve::bench::BASELINE_STRIDE_WORDS, q.baseline_text
+            );
             for reason in &q.not_measured {
                 println!("  not measured: {reason}");
             }
