@@ -261,6 +261,8 @@ test("the two models' runs compare with intervals, verdicts and side-by-side ans
   assert.match(await cells[2].getText(), /^[+-]?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\]$/);
   // Two questions per run: too few pairs for any verdict, whatever the scores.
   assert.equal(await cells[3].getText(), "too few pairs for a verdict");
+  // The comparison leads with the core's sentence on the primary metric (the judge).
+  assert.match(await text('[data-testid="headline"]'), /^correct \(primary metric\), 2 questions: A /);
   assert.ok((await $$(".disagreements .pair")).length > 0, "most-disagreeing questions shown");
   await shot("10-compare");
 });

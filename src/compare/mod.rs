@@ -1,14 +1,22 @@
 //! Paired comparison of runs: which is better, and is the difference real?
 //!
 //! Runs are paired by question id. For each metric and judge: each run's mean with its
-//! interval, the mean paired difference with a seeded 95% paired bootstrap interval, wins /
-//! ties / losses and a two-sided sign test. Items unscored in either run are counted and left
-//! out of every figure, never folded in as zeros.
+//! interval, the mean paired difference with a seeded 95% BCa bootstrap interval, the paired
+//! permutation test's p (Holm-adjusted over the secondary metrics), wins / ties / losses with a
+//! sign test. One metric is primary and carries the headline. Items unscored in either run are
+//! counted and left out of every figure, never folded in as zeros.
 
+mod headline;
 mod knowledge;
 mod paired;
+mod runs;
 mod sign_test;
 
+pub use headline::{format_p, headline};
 pub use knowledge::{knowledge_removal, KnowledgeRemoval, ABSTENTION_JUDGE};
-pub use paired::{compare_runs, paired_diff, Comparison, Disagreement, PairedDiff, Verdict, MIN_PAIRS_FOR_VERDICT};
+pub use paired::{
+    adjust_secondary, default_primary, min_detectable_diff, paired_diff, Comparison, Disagreement, PairedDiff, Verdict,
+    ALPHA, DEFAULT_PRIMARY_METRIC, MIN_PAIRS_FOR_VERDICT,
+};
+pub use runs::{compare_runs, compare_runs_on};
 pub use sign_test::sign_test_p;

@@ -1,20 +1,33 @@
 //! Pairing two runs item by item and measuring their difference per metric.
+//!
+//! The decision rule: one metric is primary (named by the user; by default the first judge, else
+//! token F1) and is tested first, on its own. The others are secondary and tested behind it (a
+//! fixed sequence, as clinical trials gate secondary endpoints): a secondary metric's adjusted p
+//! is the larger of its Holm p over the secondary family and the primary's p. So the chance
+//! that two equivalent systems get a "better" on any metric stays at 5%, and the primary keeps
+//! its full power. "B better" needs the adjusted permutation-test p below 0.05 and the BCa
+//! interval of B − A above zero, so the words never contradict the figures shown beside them.
 
 use super::sign_test::sign_test_p;
 use crate::stats::RunReport;
-use crate::stats::{mean, mean_ci95};
+use crate::stats::{holm, mean, mean_bca95, mean_ci95, normal_quantile, paired_permutation_p};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
 
 /// How many of the most different questions a comparison keeps per metric.
 const DISAGREEMENTS_KEPT: usize = 5;
 
+/// The significance level of every verdict.
+pub const ALPHA: f64 = 0.05;
+
+/// The metric a comparison decides on when none is named: token F1 when no judge ran.
+pub const DEFAULT_PRIMARY_METRIC: &str = "token_f1";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// The interval of B − A lies below zero.
+    /// Adjusted p < 0.05 and the interval of B − A lies below zero.
     ABetter,
-    /// The interval of B − A lies above zero.
+    /// Adjusted p < 0.05 and the interval of B − A lies above zero.
     BBetter,
     NoSignificantDifference,
     /// Fewer than `MIN_PAIRS_FOR_VERDICT` questions scored in both runs.
@@ -23,9 +36,8 @@ pub enum Verdict {
     NoPairs,
 }
 
-/// Fewer pairs than this get no verdict. On a handful of questions the percentile bootstrap's
-/// interval is too narrow (it undercovers), and two or three pairs can exclude zero by chance;
-/// even five wins out of five is not significant for the sign test (p = 0.0625).
+/// Fewer pairs than this get no verdict: on a handful of questions every interval is unreliable,
+/// and even five wins out of five is not significant (sign test p = 0.0625).
 pub const MIN_PAIRS_FOR_VERDICT: usize = 10;
 
 impl Verdict {
@@ -68,7 +80,19 @@ pub struct PairedDiff {
     pub wins: usize,
     pub ties: usize,
     pub losses: usize,
+    /// Descriptive: the two-sided sign test on wins against losses.
     pub sign_test_p: f64,
+    /// Two-sided paired permutation (sign-flip) test of the mean difference.
+    pub permutation_p: f64,
+    /// `permutation_p` adjusted for testing several metrics: for a secondary metric the larger
+    /// of its Holm p (over the secondary ones) and the primary's p; the primary's is its own.
+    /// The verdict uses this one.
+    pub adjusted_p: f64,
+    /// True for the metric the comparison decides on.
+    pub primary: bool,
+    /// For a primary metric with no significant difference: the smallest true mean difference
+    /// these pairs would detect with 80% power at the 5% level (from the spread of B − A).
+    pub min_detectable_diff: Option<f64>,
     pub verdict: Verdict,
     pub disagreements: Vec<Disagreement>,
 }
@@ -83,59 +107,80 @@ pub struct Comparison {
     /// False when the runs were made on different versions of the dataset: pairs are still
     /// matched by question id, but the reader should know.
     pub same_dataset: bool,
+    /// The metric the headline verdict is on (its diff has `primary` set); None when neither
+    /// run has it.
+    pub primary: Option<String>,
+    /// The primary metric first, then the secondary ones by name.
     pub diffs: Vec<PairedDiff>,
+    /// The sentence the comparison leads with (`headline`), computed from the figures above.
+    pub headline: String,
 }
 
-/// Scores of one item by metric and judge name (judges under their own names).
-fn item_scores(report: &RunReport) -> BTreeMap<String, BTreeMap<String, f64>> {
-    let mut by_question = BTreeMap::new();
-    for item in &report.items {
-        let mut scores: BTreeMap<String, f64> = item.metrics.clone();
-        for (judge, verdict) in &item.verdicts {
-            if let Some(score) = verdict.score {
-                scores.insert(judge.clone(), score);
-            }
+impl Comparison {
+    pub fn primary_diff(&self) -> Option<&PairedDiff> {
+        self.diffs.iter().find(|d| d.primary)
+    }
+}
+
+/// The primary metric when none is named: the first judge the runs used (in B's config order,
+/// then A's), else token F1.
+pub fn default_primary(a: &RunReport, b: &RunReport) -> String {
+    b.run
+        .config
+        .judges
+        .iter()
+        .chain(&a.run.config.judges)
+        .next()
+        .cloned()
+        .unwrap_or_else(|| DEFAULT_PRIMARY_METRIC.to_string())
+}
+
+/// The secondary metrics' adjusted p (Holm over those with pairs to test, gated by the
+/// primary's p when the primary was tested), then every verdict again from the adjusted p.
+/// The primary metric keeps its own p, and only it gets a minimum detectable difference.
+pub fn adjust_secondary(diffs: &mut [PairedDiff]) {
+    let gate = diffs.iter().find(|d| d.primary && d.pairs > 0).map_or(0.0, |d| d.permutation_p);
+    let tested: Vec<usize> = (0..diffs.len()).filter(|i| !diffs[*i].primary && diffs[*i].pairs > 0).collect();
+    let raw: Vec<f64> = tested.iter().map(|i| diffs[*i].permutation_p).collect();
+    for (i, p) in tested.iter().zip(holm(&raw)) {
+        diffs[*i].adjusted_p = p.max(gate);
+    }
+    for d in diffs.iter_mut() {
+        if d.primary {
+            d.adjusted_p = d.permutation_p;
         }
-        by_question.insert(item.question.id.clone(), scores);
+        d.verdict = verdict(d.pairs, d.adjusted_p, d.ci95_diff);
+        if !d.primary || matches!(d.verdict, Verdict::ABetter | Verdict::BBetter) {
+            d.min_detectable_diff = None;
+        }
     }
-    by_question
 }
 
-/// Compare `b` with baseline `a` on every metric either run has. `seed` fixes the bootstrap.
-pub fn compare_runs(a: &RunReport, b: &RunReport, seed: u64) -> Comparison {
-    let scores_a = item_scores(a);
-    let scores_b = item_scores(b);
-    let metrics: BTreeSet<&String> = scores_a
-        .values()
-        .chain(scores_b.values())
-        .flat_map(|s| s.keys())
-        .collect();
-    let questions: BTreeSet<&String> = scores_a.keys().chain(scores_b.keys()).collect();
-    let diffs = metrics
-        .into_iter()
-        .map(|metric| {
-            let mut pairs = Vec::new();
-            let mut excluded = 0;
-            for question in &questions {
-                let va = scores_a.get(*question).and_then(|s| s.get(metric));
-                let vb = scores_b.get(*question).and_then(|s| s.get(metric));
-                match (va, vb) {
-                    (Some(x), Some(y)) => pairs.push(((*question).clone(), *x, *y)),
-                    (None, None) => {}
-                    _ => excluded += 1,
-                }
-            }
-            paired_diff(metric, &pairs, excluded, seed)
-        })
-        .collect();
-    Comparison {
-        run_a: a.run.id.clone(),
-        name_a: a.run.name.clone(),
-        run_b: b.run.id.clone(),
-        name_b: b.run.name.clone(),
-        same_dataset: a.run.dataset_fingerprint == b.run.dataset_fingerprint,
-        diffs,
+/// The verdict rule: enough pairs, adjusted p under `ALPHA`, and the interval on one side of zero.
+fn verdict(pairs: usize, adjusted_p: f64, ci: [f64; 2]) -> Verdict {
+    if pairs == 0 {
+        Verdict::NoPairs
+    } else if pairs < MIN_PAIRS_FOR_VERDICT {
+        Verdict::TooFewPairs
+    } else if adjusted_p < ALPHA && ci[0] > 0.0 {
+        Verdict::BBetter
+    } else if adjusted_p < ALPHA && ci[1] < 0.0 {
+        Verdict::ABetter
+    } else {
+        Verdict::NoSignificantDifference
     }
+}
+
+/// The smallest true mean difference a two-sided 5% test on `n` pairs with this spread would
+/// find with 80% power (normal approximation: (z₀.₉₇₅ + z₀.₈) · sd / √n).
+pub fn min_detectable_diff(diffs: &[f64]) -> Option<f64> {
+    let n = diffs.len();
+    if n < 2 {
+        return None;
+    }
+    let m = diffs.iter().sum::<f64>() / n as f64;
+    let sd = (diffs.iter().map(|d| (d - m).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    Some((normal_quantile(1.0 - ALPHA / 2.0) + normal_quantile(0.8)) * sd / (n as f64).sqrt())
 }
 
 /// The statistics of one metric over `(question, a, b)` pairs.
@@ -147,14 +192,10 @@ pub fn paired_diff(metric: &str, pairs: &[(String, f64, f64)], excluded: usize, 
     let wins = diffs.iter().filter(|d| **d > 0.0).count();
     let losses = diffs.iter().filter(|d| **d < 0.0).count();
     let ties = diffs.len() - wins - losses;
-    let ci_diff = paired_bootstrap_ci95(&diffs, seed);
-    let verdict = match ci_diff {
-        None => Verdict::NoPairs,
-        Some(_) if pairs.len() < MIN_PAIRS_FOR_VERDICT => Verdict::TooFewPairs,
-        Some((lo, _)) if lo > 0.0 => Verdict::BBetter,
-        Some((_, hi)) if hi < 0.0 => Verdict::ABetter,
-        Some(_) => Verdict::NoSignificantDifference,
-    };
+    // Resampling the differences is resampling whole pairs: each question's two scores stay
+    // together, which makes the interval paired.
+    let ci_diff = mean_bca95(&diffs, seed);
+    let permutation_p = paired_permutation_p(&diffs, seed);
     let mut disagreements: Vec<Disagreement> = pairs
         .iter()
         .filter(|p| p.2 != p.1)
@@ -173,6 +214,7 @@ pub fn paired_diff(metric: &str, pairs: &[(String, f64, f64)], excluded: usize, 
     });
     disagreements.truncate(DISAGREEMENTS_KEPT);
     let pair = |ci: Option<(f64, f64)>| ci.map(|(l, h)| [l, h]).unwrap_or([f64::NAN, f64::NAN]);
+    let ci95_diff = pair(ci_diff);
     PairedDiff {
         metric: metric.to_string(),
         pairs: pairs.len(),
@@ -182,18 +224,16 @@ pub fn paired_diff(metric: &str, pairs: &[(String, f64, f64)], excluded: usize, 
         mean_b: mean(&b).unwrap_or(f64::NAN),
         ci95_b: pair(mean_ci95(&b, seed)),
         mean_diff: mean(&diffs).unwrap_or(f64::NAN),
-        ci95_diff: pair(ci_diff),
+        ci95_diff,
         wins,
         ties,
         losses,
         sign_test_p: sign_test_p(wins, losses),
-        verdict,
+        permutation_p,
+        adjusted_p: permutation_p,
+        primary: false,
+        min_detectable_diff: min_detectable_diff(&diffs),
+        verdict: verdict(pairs.len(), permutation_p, ci95_diff),
         disagreements,
     }
-}
-
-/// Percentile bootstrap of the mean paired difference. Resampling the differences is
-/// resampling whole pairs: each question's two scores stay together, which makes it paired.
-fn paired_bootstrap_ci95(diffs: &[f64], seed: u64) -> Option<(f64, f64)> {
-    mean_ci95(diffs, seed)
 }

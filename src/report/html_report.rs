@@ -7,7 +7,7 @@
 use super::charts;
 use super::svg_chart::color;
 use super::{ordered_metric_names, ReportError, RunReport};
-use crate::compare::{compare_runs, Verdict};
+use super::comparison_view::{comparison_view, ComparisonView};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -34,37 +34,6 @@ struct SummaryRow {
     metric: String,
     description: &'static str,
     cells: Vec<String>,
-}
-
-#[derive(Serialize)]
-struct ComparisonView {
-    name_a: String,
-    name_b: String,
-    same_dataset: bool,
-    rows: Vec<ComparisonRow>,
-    chart: String,
-    disagreements: Vec<DisagreementView>,
-}
-
-#[derive(Serialize)]
-struct ComparisonRow {
-    metric: String,
-    a: String,
-    b: String,
-    diff: String,
-    wtl: String,
-    p: String,
-    pairs: String,
-    verdict: String,
-    class: &'static str,
-}
-
-#[derive(Serialize)]
-struct DisagreementView {
-    metric: String,
-    question_id: String,
-    a: String,
-    b: String,
 }
 
 #[derive(Serialize)]
@@ -124,7 +93,7 @@ pub fn render(reports: &[RunReport], seed: u64, generated_at: &str) -> Result<St
     let comparisons: Vec<ComparisonView> = reports
         .iter()
         .skip(1)
-        .map(|b| comparison_view(&reports[0], b, seed))
+        .map(|b| comparison_view(&reports[0], b, seed, true))
         .collect();
 
     let questions = question_views(reports);
@@ -170,51 +139,6 @@ fn html_run(index: usize, report: &RunReport) -> HtmlRun {
     }
 }
 
-fn comparison_view(a: &RunReport, b: &RunReport, seed: u64) -> ComparisonView {
-    let comparison = compare_runs(a, b, seed);
-    let order = ordered_metric_names(comparison.diffs.iter().map(|d| &d.metric));
-    let mut diffs = comparison.diffs.clone();
-    diffs.sort_by_key(|d| order.iter().position(|m| *m == d.metric));
-    let rows = diffs
-        .iter()
-        .filter(|d| d.pairs > 0)
-        .map(|d| ComparisonRow {
-            metric: d.metric.clone(),
-            a: format!("{:.3} [{:.3}, {:.3}]", d.mean_a, d.ci95_a[0], d.ci95_a[1]),
-            b: format!("{:.3} [{:.3}, {:.3}]", d.mean_b, d.ci95_b[0], d.ci95_b[1]),
-            diff: format!("{:+.3} [{:+.3}, {:+.3}]", d.mean_diff, d.ci95_diff[0], d.ci95_diff[1]),
-            wtl: format!("{}/{}/{}", d.wins, d.ties, d.losses),
-            p: format!("{:.4}", d.sign_test_p),
-            pairs: if d.excluded > 0 { format!("{} ({} unpaired)", d.pairs, d.excluded) } else { d.pairs.to_string() },
-            verdict: d.verdict.describe(&comparison.name_a, &comparison.name_b),
-            class: match d.verdict {
-                Verdict::BBetter => "better",
-                Verdict::ABetter => "worse",
-                _ => "",
-            },
-        })
-        .collect();
-    let chart = charts::difference_chart(&comparison);
-    let disagreements = diffs
-        .iter()
-        .flat_map(|d| {
-            d.disagreements.iter().take(3).map(|x| DisagreementView {
-                metric: d.metric.clone(),
-                question_id: x.question_id.clone(),
-                a: format!("{:.2}", x.a),
-                b: format!("{:.2}", x.b),
-            })
-        })
-        .collect();
-    ComparisonView {
-        name_a: comparison.name_a,
-        name_b: comparison.name_b,
-        same_dataset: comparison.same_dataset,
-        rows,
-        chart,
-        disagreements,
-    }
-}
 
 /// One row per question (in the first run's order, then any others), one cell per run.
 fn question_views(reports: &[RunReport]) -> Vec<QuestionView> {

@@ -1,9 +1,11 @@
-//! Markdown export (for pull requests): a summary table across runs and a per-question table
-//! per run, rendered from `templates/report.md.j2`.
+//! Markdown export (for pull requests): a summary table across runs, each later run compared
+//! with the first (headline, table, disagreements), and a per-question table per run, rendered
+//! from `templates/report.md.j2`.
 //!
 //! Markdown renderers pass HTML through, so every text cell is HTML-escaped as well as having
 //! its pipes and newlines neutralised: a model's answer cannot inject markup or break the table.
 
+use super::comparison_view::comparison_view;
 use super::{ordered_metric_names, ReportError, RunReport};
 use serde::Serialize;
 
@@ -41,7 +43,7 @@ struct SummaryRow {
     values: Vec<String>,
 }
 
-pub fn render(reports: &[RunReport]) -> Result<String, ReportError> {
+pub fn render(reports: &[RunReport], seed: u64) -> Result<String, ReportError> {
     let all_names = ordered_metric_names(
         reports
             .iter()
@@ -65,6 +67,7 @@ pub fn render(reports: &[RunReport]) -> Result<String, ReportError> {
         })
         .collect();
     let runs: Vec<MarkdownRun> = reports.iter().map(markdown_run).collect();
+    let comparisons: Vec<_> = reports.iter().skip(1).map(|b| comparison_view(&reports[0], b, seed, false)).collect();
 
     let mut env = minijinja::Environment::new();
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
@@ -75,7 +78,7 @@ pub fn render(reports: &[RunReport]) -> Result<String, ReportError> {
         .get_template("report.md")
         .map_err(|e| ReportError::Render(e.to_string()))?;
     template
-        .render(minijinja::context! { runs => runs, summary => summary })
+        .render(minijinja::context! { runs => runs, summary => summary, comparisons => comparisons })
         .map_err(|e| ReportError::Render(e.to_string()))
 }
 

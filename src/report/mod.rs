@@ -4,6 +4,7 @@
 //! their own. Model output is untrusted: each format escapes it for where it will be shown.
 
 pub mod charts;
+mod comparison_view;
 mod csv_report;
 mod html_report;
 mod json_report;
@@ -61,7 +62,7 @@ pub enum ReportError {
 pub struct ReportOptions {
     /// JUnit: a question fails when a gated metric is under its threshold.
     pub gates: Vec<Gate>,
-    /// Seed of the comparison bootstrap (HTML).
+    /// Seed of the comparison statistics (HTML and Markdown).
     pub seed: u64,
 }
 
@@ -76,7 +77,7 @@ pub fn render(
         ReportFormat::Json => serde_json::to_string_pretty(&to_json(reports))
             .map_err(|e| ReportError::Render(e.to_string())),
         ReportFormat::Csv => csv_report::render(reports),
-        ReportFormat::Markdown => markdown_report::render(reports),
+        ReportFormat::Markdown => markdown_report::render(reports, options.seed),
         ReportFormat::Html => html_report::render(reports, options.seed, &now),
         ReportFormat::Junit => Ok(junit_report::render(reports, &options.gates, &now)),
     }

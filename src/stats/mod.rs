@@ -1,13 +1,20 @@
-//! Statistics over stored items: per-run summaries with bootstrap intervals.
+//! Statistics over stored items: per-run summaries with bootstrap intervals, and the tests a
+//! comparison uses (permutation test, BCa interval, multiplicity adjustment, power).
 //!
-//! Every interval is seeded, so the same run always reports the same numbers.
+//! Every interval and Monte Carlo p-value is seeded, so the same run always reports the same numbers.
 
 mod bootstrap;
 mod gate;
+mod multiplicity;
+mod normal;
+mod permutation;
 mod run_report;
 mod summary;
 
-pub use bootstrap::{mean, mean_ci95, BOOTSTRAP_RESAMPLES};
+pub use bootstrap::{mean, mean_bca95, mean_ci95, BOOTSTRAP_RESAMPLES};
+pub use multiplicity::{benjamini_hochberg, holm};
+pub use normal::{normal_cdf, normal_quantile};
+pub use permutation::{paired_permutation_p, EXACT_MAX_PAIRS, PERMUTATION_RESAMPLES};
 pub use summary::{summarize, MetricSummary, RunSummary};
 pub use gate::{check_gates, parse_gate, Gate, GateFailure};
 pub use run_report::{load_report, RunReport};

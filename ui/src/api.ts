@@ -43,10 +43,17 @@ export interface PairedDiff {
   metric: string; pairs: number; excluded: number; mean_a: number; ci95_a: [number, number];
   mean_b: number; ci95_b: [number, number]; mean_diff: number; ci95_diff: [number, number];
   wins: number; ties: number; losses: number; sign_test_p: number;
+  /** Paired permutation test; adjusted for the other metrics (the primary's is its own). */
+  permutation_p: number; adjusted_p: number; primary: boolean; min_detectable_diff: number | null;
   verdict: "a_better" | "b_better" | "no_significant_difference" | "too_few_pairs" | "no_pairs";
 }
 
-export interface Comparison { run_a: string; name_a: string; run_b: string; name_b: string; same_dataset: boolean; diffs: PairedDiff[] }
+export interface Comparison {
+  run_a: string; name_a: string; run_b: string; name_b: string; same_dataset: boolean;
+  primary: string | null; diffs: PairedDiff[];
+  /** The sentence the comparison leads with, written by the core from the figures. */
+  headline: string;
+}
 
 export interface SideBySide {
   metric: string; question_id: string; question: string; reference: string | null;

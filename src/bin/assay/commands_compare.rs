@@ -3,13 +3,14 @@
 use crate::print::print_comparison;
 use crate::stored_runs::reports_with_gates;
 use crate::DbArg;
-use assay::compare::{compare_runs, Comparison};
+use assay::compare::{compare_runs_on, Comparison};
 
 pub fn compare(
     references: &[String],
     json: bool,
     fail_under: &[String],
     seed: u64,
+    primary: Option<&str>,
     db: &DbArg,
 ) -> anyhow::Result<i32> {
     let (reports, gates) = reports_with_gates(references, fail_under, db)?;
@@ -19,8 +20,19 @@ pub fn compare(
 
     let comparisons: Vec<Comparison> = reports[1..]
         .iter()
-        .map(|b| compare_runs(&reports[0], b, seed))
+        .map(|b| compare_runs_on(&reports[0], b, seed, primary))
         .collect();
+    if let Some(name) = primary {
+        let known = comparisons.iter().any(|c| c.diffs.iter().any(|d| d.metric == name));
+        if !known {
+            let names: std::collections::BTreeSet<&str> =
+                comparisons.iter().flat_map(|c| c.diffs.iter().map(|d| d.metric.as_str())).collect();
+            anyhow::bail!(
+                "--primary {name}: no run has this metric; the runs have {}",
+                names.into_iter().collect::<Vec<_>>().join(", ")
+            );
+        }
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&comparisons)?);
     } else {

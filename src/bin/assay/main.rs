@@ -59,6 +59,10 @@ enum Command {
         /// Seed of the bootstrap.
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// The metric or judge the headline verdict is on (default: the first judge the runs
+        /// used, else token_f1); the others are secondary, their p-values Holm-adjusted.
+        #[arg(long, value_name = "METRIC")]
+        primary: Option<String>,
         #[command(flatten)]
         db: DbArg,
     },
@@ -227,8 +231,9 @@ fn main() {
             json,
             fail_under,
             seed,
+            primary,
             db,
-        } => commands_compare::compare(&runs, json, &fail_under, seed, &db),
+        } => commands_compare::compare(&runs, json, &fail_under, seed, primary.as_deref(), &db),
         Command::Export {
             runs,
             format,

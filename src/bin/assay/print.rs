@@ -3,7 +3,7 @@
 //! dataset text through `terminal` so it cannot drive the terminal.
 
 use crate::terminal;
-use assay::compare::{Comparison, KnowledgeRemoval};
+use assay::compare::{format_p, Comparison, KnowledgeRemoval};
 use assay::report::RunReport;
 
 /// Both abstention rates of a knowledge-removal pair of runs and their difference.
@@ -78,7 +78,10 @@ pub fn print_run_summary(report: &RunReport) {
     }
 }
 
-/// Each metric of a comparison: both means with intervals, the difference, W/T/L, verdict.
+/// A comparison, answer first: the headline on the primary metric (both means with intervals,
+/// the difference, its p and the verdict in words, or what difference these questions could
+/// have detected), then every metric: the primary, then the secondary ones with raw and
+/// Holm-adjusted p.
 pub fn print_comparison(c: &Comparison) {
     println!(
         "A = {} ({})   B = {} ({})",
@@ -90,20 +93,23 @@ pub fn print_comparison(c: &Comparison) {
     if !c.same_dataset {
         println!("note: the runs used different versions of the dataset; pairs matched by question id");
     }
+    println!("{}", terminal::line(&c.headline, 2_000));
     println!(
-        "{}  {:>22}  {:>22}  {:>25}  {:>11}  {:>7}  verdict",
-        terminal::pad("metric", 18),
+        "{}  {:>22}  {:>22}  {:>25}  {:>11}  {:>7}  {:>7}  verdict",
+        terminal::pad("metric", 20),
         "A mean [95% CI]",
         "B mean [95% CI]",
-        "B − A [95% CI]",
+        "B − A [95% BCa CI]",
         "wins/ties/losses",
-        "p"
+        "p",
+        "Holm p"
     );
     for d in &c.diffs {
+        let name = if d.primary { format!("{} (primary)", d.metric) } else { d.metric.clone() };
         if d.pairs == 0 {
             println!(
                 "{}  no question scored in both runs ({} scored in one only)",
-                terminal::pad(&d.metric, 18),
+                terminal::pad(&name, 20),
                 d.excluded
             );
             continue;
@@ -113,9 +119,10 @@ pub fn print_comparison(c: &Comparison) {
         } else {
             String::new()
         };
+        let adjusted = if d.primary { "—".to_string() } else { format_p(d.adjusted_p) };
         println!(
-            "{}  {:>6.3} [{:>6.3},{:>6.3}]  {:>6.3} [{:>6.3},{:>6.3}]  {:>+7.3} [{:>+7.3},{:>+7.3}]  {:>16}  {:>7}  {}{}",
-            terminal::pad(&d.metric, 18),
+            "{}  {:>6.3} [{:>6.3},{:>6.3}]  {:>6.3} [{:>6.3},{:>6.3}]  {:>+7.3} [{:>+7.3},{:>+7.3}]  {:>16}  {:>7}  {:>7}  {}{}",
+            terminal::pad(&name, 20),
             d.mean_a,
             d.ci95_a[0],
             d.ci95_a[1],
@@ -126,19 +133,12 @@ pub fn print_comparison(c: &Comparison) {
             d.ci95_diff[0],
             d.ci95_diff[1],
             format!("{}/{}/{}", d.wins, d.ties, d.losses),
-            format_p(d.sign_test_p),
+            format_p(d.permutation_p),
+            adjusted,
             d.verdict.describe(&c.name_a, &c.name_b),
             excluded
         );
     }
+    println!("p: paired permutation test; Holm p: adjusted over the secondary metrics and never below the primary's p; a verdict needs p < 0.05 and the interval off zero");
     println!();
-}
-
-/// Small p-values in scientific notation, so "0.0000" never hides how small.
-fn format_p(p: f64) -> String {
-    if p < 0.001 {
-        format!("{p:.1e}")
-    } else {
-        format!("{p:.4}")
-    }
 }

@@ -1,6 +1,7 @@
-// Compare: two or more runs, each against the first (the baseline). Per metric: both means,
-// the paired difference with its interval, the core's verdict, wins/ties/losses and the sign
-// test; then the questions where the runs disagree most, side by side.
+// Compare: two or more runs, each against the first (the baseline). The core's headline on the
+// primary metric first; then per metric: both means, the paired difference with its interval,
+// the core's verdict, wins/ties/losses, the permutation test's p and its adjusted p; then the
+// questions where the runs disagree most, side by side.
 import { api, errorText, Comparison, RunRecord, SideBySide } from "../api";
 import { h, append, svg } from "../dom";
 import { fixed, interval, signed, when } from "../format";
@@ -47,22 +48,27 @@ const verdictText = (c: Comparison, v: string) =>
   : v === "too_few_pairs" ? "too few pairs for a verdict" : "no significant difference";
 
 function comparisonTable(c: Comparison): HTMLElement {
-  const rows = c.diffs.map((d) => h("tr", { "data-metric": d.metric },
-    h("th", {}, d.metric),
+  const rows = c.diffs.map((d) => h("tr", { "data-metric": d.metric, class: d.primary ? "primary" : "" },
+    h("th", {}, d.primary ? `${d.metric} (primary)` : d.metric),
     h("td", { class: "num" }, `${fixed(d.mean_a)} ${interval(d.ci95_a)}`),
     h("td", { class: "num" }, `${fixed(d.mean_b)} ${interval(d.ci95_b)}`),
     h("td", { class: "num" }, `${signed(d.mean_diff)} ${interval(d.ci95_diff)}`),
     h("td", { class: `verdict ${d.verdict}` }, verdictText(c, d.verdict)),
     h("td", { class: "num" }, `${d.wins} / ${d.ties} / ${d.losses}`),
-    h("td", { class: "num" }, fixed(d.sign_test_p)),
+    h("td", { class: "num" }, pValue(d.permutation_p)),
+    h("td", { class: "num" }, d.primary ? "—" : pValue(d.adjusted_p)),
     h("td", { class: "num pairs" }, `${d.pairs}${d.excluded ? ` (+${d.excluded} unpaired)` : ""}`)));
   return h("section", { class: "comparison" },
-    h("h2", {}, `${c.name_b} vs ${c.name_a} (baseline)`),
+    h("h2", {}, `A = ${c.name_a} (baseline), B = ${c.name_b}`),
+    h("p", { class: "headline", "data-testid": "headline" }, c.headline),
     c.same_dataset ? null : h("p", { class: "warn" }, "The runs used different versions of the dataset; questions are paired by id."),
     h("table", { class: "rows comparison-table" },
-      h("thead", {}, h("tr", {}, ...["metric", "A mean [95%]", "B mean [95%]", "B − A [95%]", "verdict", "wins / ties / losses", "sign test p", "pairs"].map((t) => h("th", {}, t)))),
+      h("thead", {}, h("tr", {}, ...["metric", "A mean [95%]", "B mean [95%]", "B − A [95% BCa]", "verdict", "wins / ties / losses", "p", "Holm p", "pairs"].map((t) => h("th", {}, t)))),
       h("tbody", {}, ...rows)));
 }
+
+/** Small p-values in scientific notation, so "0.000" never hides how small. */
+const pValue = (p: number) => (p < 0.001 ? p.toExponential(1) : fixed(p, 4));
 
 function sideBySide(c: Comparison, items: SideBySide[]): HTMLElement {
   const section = h("section", { class: "disagreements" }, h("h3", {}, "Where they disagree most"));

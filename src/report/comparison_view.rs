@@ -1,0 +1,93 @@
+//! A comparison laid out for the HTML and Markdown exports, answer first: a headline on the
+//! primary metric (both means with intervals, the difference, its p and the verdict in words,
+//! or the difference these questions could have detected), then a row per metric (the primary
+//! first, then the rest in the report's metric order) with raw and Holm-adjusted p, then the
+//! questions where the runs disagree most.
+
+use super::{charts, ordered_metric_names, RunReport};
+use crate::compare::{compare_runs, format_p, Verdict};
+use serde::Serialize;
+
+#[derive(Serialize)]
+pub(crate) struct ComparisonView {
+    pub name_a: String,
+    pub name_b: String,
+    pub same_dataset: bool,
+    /// One sentence, computed from the primary metric's figures.
+    pub headline: String,
+    pub rows: Vec<ComparisonRow>,
+    /// The SVG difference chart (empty when not asked for, as in Markdown).
+    pub chart: String,
+    pub disagreements: Vec<DisagreementView>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct ComparisonRow {
+    pub metric: String,
+    pub a: String,
+    pub b: String,
+    pub diff: String,
+    pub wtl: String,
+    pub p: String,
+    pub adjusted_p: String,
+    pub pairs: String,
+    pub verdict: String,
+    pub class: &'static str,
+}
+
+#[derive(Serialize)]
+pub(crate) struct DisagreementView {
+    pub metric: String,
+    pub question_id: String,
+    pub a: String,
+    pub b: String,
+}
+
+pub(crate) fn comparison_view(a: &RunReport, b: &RunReport, seed: u64, with_chart: bool) -> ComparisonView {
+    let comparison = compare_runs(a, b, seed);
+    let order = ordered_metric_names(comparison.diffs.iter().map(|d| &d.metric));
+    let mut diffs = comparison.diffs.clone();
+    diffs.sort_by_key(|d| (!d.primary, order.iter().position(|m| *m == d.metric)));
+    let headline = comparison.headline.clone();
+    let rows = diffs
+        .iter()
+        .filter(|d| d.pairs > 0)
+        .map(|d| ComparisonRow {
+            metric: if d.primary { format!("{} (primary)", d.metric) } else { d.metric.clone() },
+            a: format!("{:.3} [{:.3}, {:.3}]", d.mean_a, d.ci95_a[0], d.ci95_a[1]),
+            b: format!("{:.3} [{:.3}, {:.3}]", d.mean_b, d.ci95_b[0], d.ci95_b[1]),
+            diff: format!("{:+.3} [{:+.3}, {:+.3}]", d.mean_diff, d.ci95_diff[0], d.ci95_diff[1]),
+            wtl: format!("{}/{}/{}", d.wins, d.ties, d.losses),
+            p: format_p(d.permutation_p),
+            adjusted_p: if d.primary { "—".into() } else { format_p(d.adjusted_p) },
+            pairs: if d.excluded > 0 { format!("{} ({} unpaired)", d.pairs, d.excluded) } else { d.pairs.to_string() },
+            verdict: d.verdict.describe(&comparison.name_a, &comparison.name_b),
+            class: match d.verdict {
+                Verdict::BBetter => "better",
+                Verdict::ABetter => "worse",
+                _ => "",
+            },
+        })
+        .collect();
+    let chart = if with_chart { charts::difference_chart(&comparison) } else { String::new() };
+    let disagreements = diffs
+        .iter()
+        .flat_map(|d| {
+            d.disagreements.iter().take(3).map(|x| DisagreementView {
+                metric: d.metric.clone(),
+                question_id: x.question_id.clone(),
+                a: format!("{:.2}", x.a),
+                b: format!("{:.2}", x.b),
+            })
+        })
+        .collect();
+    ComparisonView {
+        name_a: comparison.name_a,
+        name_b: comparison.name_b,
+        same_dataset: comparison.same_dataset,
+        headline,
+        rows,
+        chart,
+        disagreements,
+    }
+}
