@@ -317,3 +317,44 @@ fn a_matrix_of_settings_is_one_experiment() {
     assert_eq!(exported["runs"].as_array().unwrap().len(), 2, "the experiment's runs, oldest first");
     assert_eq!(exported["runs"][0]["config"]["top_k"], 2);
 }
+
+/// `compare` leads with the primary metric (default token F1 without judges, or `--primary`),
+/// ranks three runs in a leaderboard, breaks the primary down by tag, and refuses a primary no
+/// run has.
+#[test]
+fn compare_leads_with_the_primary_metric_ranks_runs_and_breaks_down_by_tag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("runs.sqlite");
+    run_json(&db, "answers-careful.jsonl", "careful");
+    run_json(&db, "answers-sloppy.jsonl", "sloppy");
+    run_json(&db, "answers-careful.jsonl", "careful again");
+
+    let two = ok(assay(&["compare", "careful", "sloppy"], &db));
+    let headline = two.lines().nth(1).unwrap();
+    assert!(headline.starts_with("token_f1 (primary metric), 78 questions: A 0.5"), "{two}");
+    assert!(headline.ends_with(": careful better."), "{headline}");
+
+    let json: Value = serde_json::from_str(&ok(assay(&["compare", "careful", "sloppy", "--primary", "rouge_l", "--json"], &db))).unwrap();
+    let c = &json[0];
+    assert_eq!(c["primary"], "rouge_l");
+    assert_eq!(c["diffs"][0]["metric"], "rouge_l", "the primary comes first");
+    assert_eq!(c["diffs"][0]["primary"], true);
+    for d in c["diffs"].as_array().unwrap().iter().skip(1) {
+        let (p, adjusted) = (d["permutation_p"].as_f64().unwrap_or(1.0), d["adjusted_p"].as_f64().unwrap_or(1.0));
+        assert!(adjusted >= p, "an adjusted p is never below the raw one: {d}");
+    }
+    assert!(c["headline"].as_str().unwrap().starts_with("rouge_l (primary metric)"));
+
+    let three = ok(assay(&["compare", "careful", "sloppy", "careful again", "--by", "tag"], &db));
+    let board: Vec<&str> = three.lines().skip(1).take(3).collect();
+    assert!(board[0].trim_start().starts_with("1. careful") && board[1].trim_start().starts_with("1. careful"), "{three}");
+    assert!(board[2].trim_start().starts_with("3. sloppy"), "{three}");
+    assert!(three.contains("token_f1 by tag (exploratory"), "{three}");
+    assert!(three.lines().any(|l| l.trim_start().starts_with("troubleshooting ")), "{three}");
+    // Identical runs: no verdict, and no claim about what 78 identical differences could detect.
+    assert!(three.contains("+0.000 [+0.000, +0.000], p = 1.0000: no significant difference."), "{three}");
+
+    let refused = assay(&["compare", "careful", "sloppy", "--primary", "no_such_metric"], &db);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--primary no_such_metric: no run has this metric"));
+}

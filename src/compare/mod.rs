@@ -6,14 +6,18 @@
 //! sign test. One metric is primary and carries the headline. Items unscored in either run are
 //! counted and left out of every figure, never folded in as zeros.
 
+mod breakdown;
 mod headline;
 mod knowledge;
+mod leaderboard;
 mod paired;
 mod runs;
 mod sign_test;
 
+pub use breakdown::{breakdown, GroupBy, GroupDiff};
 pub use headline::{format_p, headline};
 pub use knowledge::{knowledge_removal, KnowledgeRemoval, ABSTENTION_JUDGE};
+pub use leaderboard::{leaderboard, LeaderboardRow};
 pub use paired::{
     adjust_secondary, default_primary, min_detectable_diff, paired_diff, Comparison, Disagreement, PairedDiff, Verdict,
     ALPHA, DEFAULT_PRIMARY_METRIC, MIN_PAIRS_FOR_VERDICT,

@@ -180,6 +180,10 @@ pub fn min_detectable_diff(diffs: &[f64]) -> Option<f64> {
     }
     let m = diffs.iter().sum::<f64>() / n as f64;
     let sd = (diffs.iter().map(|d| (d - m).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    // Identical differences say nothing about the spread a real difference would have.
+    if sd == 0.0 {
+        return None;
+    }
     Some((normal_quantile(1.0 - ALPHA / 2.0) + normal_quantile(0.8)) * sd / (n as f64).sqrt())
 }
 

@@ -7,7 +7,7 @@ use crate::stats::RunReport;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Scores of one item by metric and judge name (judges under their own names).
-fn item_scores(report: &RunReport) -> BTreeMap<String, BTreeMap<String, f64>> {
+pub(super) fn item_scores(report: &RunReport) -> BTreeMap<String, BTreeMap<String, f64>> {
     let mut by_question = BTreeMap::new();
     for item in &report.items {
         let mut scores: BTreeMap<String, f64> = item.metrics.clone();

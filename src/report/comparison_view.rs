@@ -2,10 +2,11 @@
 //! primary metric (both means with intervals, the difference, its p and the verdict in words,
 //! or the difference these questions could have detected), then a row per metric (the primary
 //! first, then the rest in the report's metric order) with raw and Holm-adjusted p, then the
-//! questions where the runs disagree most.
+//! questions where the runs disagree most. An experiment of three runs or more also gets a
+//! leaderboard on the primary metric.
 
 use super::{charts, ordered_metric_names, RunReport};
-use crate::compare::{compare_runs, format_p, Verdict};
+use crate::compare::{compare_runs, default_primary, format_p, leaderboard, LeaderboardRow, Verdict};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -90,4 +91,21 @@ pub(crate) fn comparison_view(a: &RunReport, b: &RunReport, seed: u64, with_char
         chart,
         disagreements,
     }
+}
+
+/// The leaderboard of an experiment of three runs or more, on the primary metric of the first
+/// comparison (the same metric every comparison leads with).
+#[derive(Serialize)]
+pub(crate) struct LeaderboardView {
+    pub metric: String,
+    pub rows: Vec<LeaderboardRow>,
+}
+
+pub(crate) fn leaderboard_view(reports: &[RunReport]) -> Option<LeaderboardView> {
+    if reports.len() < 3 {
+        return None;
+    }
+    let metric = default_primary(&reports[0], &reports[1]);
+    let rows = leaderboard(reports, &metric);
+    (!rows.is_empty()).then_some(LeaderboardView { metric, rows })
 }

@@ -7,7 +7,7 @@
 use super::charts;
 use super::svg_chart::color;
 use super::{ordered_metric_names, ReportError, RunReport};
-use super::comparison_view::{comparison_view, ComparisonView};
+use super::comparison_view::{comparison_view, leaderboard_view, ComparisonView};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -96,6 +96,7 @@ pub fn render(reports: &[RunReport], seed: u64, generated_at: &str) -> Result<St
         .map(|b| comparison_view(&reports[0], b, seed, true))
         .collect();
 
+    let leaderboard = leaderboard_view(reports);
     let questions = question_views(reports);
     let title = reports
         .iter()
@@ -112,7 +113,7 @@ pub fn render(reports: &[RunReport], seed: u64, generated_at: &str) -> Result<St
         .map_err(|e| ReportError::Render(e.to_string()))?;
     template
         .render(minijinja::context! {
-            title, generated_at, runs, summary, mean_charts, distribution_charts, comparisons, questions
+            title, generated_at, runs, summary, mean_charts, distribution_charts, comparisons, leaderboard, questions
         })
         .map_err(|e| ReportError::Render(e.to_string()))
 }

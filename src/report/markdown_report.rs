@@ -5,7 +5,7 @@
 //! Markdown renderers pass HTML through, so every text cell is HTML-escaped as well as having
 //! its pipes and newlines neutralised: a model's answer cannot inject markup or break the table.
 
-use super::comparison_view::comparison_view;
+use super::comparison_view::{comparison_view, leaderboard_view};
 use super::{ordered_metric_names, ReportError, RunReport};
 use serde::Serialize;
 
@@ -78,7 +78,7 @@ pub fn render(reports: &[RunReport], seed: u64) -> Result<String, ReportError> {
         .get_template("report.md")
         .map_err(|e| ReportError::Render(e.to_string()))?;
     template
-        .render(minijinja::context! { runs => runs, summary => summary, comparisons => comparisons })
+        .render(minijinja::context! { runs => runs, summary => summary, comparisons => comparisons, leaderboard => leaderboard_view(reports) })
         .map_err(|e| ReportError::Render(e.to_string()))
 }
 

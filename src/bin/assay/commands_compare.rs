@@ -3,7 +3,8 @@
 use crate::print::print_comparison;
 use crate::stored_runs::reports_with_gates;
 use crate::DbArg;
-use assay::compare::{compare_runs_on, Comparison};
+use crate::print::{print_breakdown, print_leaderboard};
+use assay::compare::{breakdown, compare_runs_on, default_primary, leaderboard, Comparison, GroupBy};
 
 pub fn compare(
     references: &[String],
@@ -11,6 +12,7 @@ pub fn compare(
     fail_under: &[String],
     seed: u64,
     primary: Option<&str>,
+    by: Option<GroupBy>,
     db: &DbArg,
 ) -> anyhow::Result<i32> {
     let (reports, gates) = reports_with_gates(references, fail_under, db)?;
@@ -36,8 +38,17 @@ pub fn compare(
     if json {
         println!("{}", serde_json::to_string_pretty(&comparisons)?);
     } else {
-        for comparison in &comparisons {
+        // An experiment of several runs: who leads on the primary metric, ties where the
+        // intervals overlap.
+        let primary_name = primary.map(str::to_string).unwrap_or_else(|| default_primary(&reports[0], &reports[1]));
+        if reports.len() > 2 {
+            print_leaderboard(&primary_name, &leaderboard(&reports, &primary_name));
+        }
+        for (comparison, b) in comparisons.iter().zip(&reports[1..]) {
             print_comparison(comparison);
+            if let Some(by) = by {
+                print_breakdown(comparison, by, &breakdown(&reports[0], b, &primary_name, by, seed));
+            }
         }
     }
 

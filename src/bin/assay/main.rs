@@ -63,6 +63,10 @@ enum Command {
         /// used, else token_f1); the others are secondary, their p-values Holm-adjusted.
         #[arg(long, value_name = "METRIC")]
         primary: Option<String>,
+        /// Also break the primary metric's difference down by question `tag` or by `doc`
+        /// (exploratory: p-values Benjamini–Hochberg-adjusted across the groups).
+        #[arg(long, value_name = "tag|doc")]
+        by: Option<assay::compare::GroupBy>,
         #[command(flatten)]
         db: DbArg,
     },
@@ -232,8 +236,9 @@ fn main() {
             fail_under,
             seed,
             primary,
+            by,
             db,
-        } => commands_compare::compare(&runs, json, &fail_under, seed, primary.as_deref(), &db),
+        } => commands_compare::compare(&runs, json, &fail_under, seed, primary.as_deref(), by, &db),
         Command::Export {
             runs,
             format,

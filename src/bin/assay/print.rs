@@ -3,7 +3,7 @@
 //! dataset text through `terminal` so it cannot drive the terminal.
 
 use crate::terminal;
-use assay::compare::{format_p, Comparison, KnowledgeRemoval};
+use assay::compare::{format_p, Comparison, GroupBy, GroupDiff, KnowledgeRemoval, LeaderboardRow};
 use assay::report::RunReport;
 
 /// Both abstention rates of a knowledge-removal pair of runs and their difference.
@@ -140,5 +140,49 @@ pub fn print_comparison(c: &Comparison) {
         );
     }
     println!("p: paired permutation test; Holm p: adjusted over the secondary metrics and never below the primary's p; a verdict needs p < 0.05 and the interval off zero");
+    println!();
+}
+
+/// The runs of an experiment ranked on the primary metric (ties where intervals overlap).
+pub fn print_leaderboard(metric: &str, rows: &[LeaderboardRow]) {
+    println!("leaderboard on {} (primary metric; runs whose intervals overlap share a rank):", terminal::line(metric, 30));
+    for row in rows {
+        println!(
+            "  {:>2}. {}  {:.3} [{:.3}, {:.3}]  n={}  ({})",
+            row.rank,
+            terminal::pad(&row.name, 40),
+            row.mean,
+            row.ci95[0],
+            row.ci95[1],
+            row.n,
+            row.run
+        );
+    }
+    println!();
+}
+
+/// The primary metric's difference per tag or document (exploratory).
+pub fn print_breakdown(c: &Comparison, by: GroupBy, rows: &[GroupDiff]) {
+    let metric = c.primary.as_deref().unwrap_or("the primary metric");
+    let what = match by {
+        GroupBy::Tag => "tag",
+        GroupBy::Doc => "document",
+    };
+    println!("{} by {what} (exploratory; BH p adjusted across these groups):", terminal::line(metric, 30));
+    println!("  {}  {:>5}  {:>6}  {:>6}  {:>25}  {:>7}  {:>7}", terminal::pad(what, 24), "n", "A", "B", "B − A [95% BCa CI]", "p", "BH p");
+    for r in rows {
+        println!(
+            "  {}  {:>5}  {:>6.3}  {:>6.3}  {:>+7.3} [{:>+7.3},{:>+7.3}]  {:>7}  {:>7}",
+            terminal::pad(&r.group, 24),
+            r.pairs,
+            r.mean_a,
+            r.mean_b,
+            r.mean_diff,
+            r.ci95_diff[0],
+            r.ci95_diff[1],
+            format_p(r.permutation_p),
+            format_p(r.adjusted_p)
+        );
+    }
     println!();
 }
