@@ -1,7 +1,7 @@
 //! Thin commands over the core: each opens the store (same default as the CLI), calls one core
 //! function and returns its serde shape. Errors reach the UI as their `Display` text.
 
-use assay::compare::{compare_runs as core_compare, Comparison};
+use assay::compare::{compare_runs as core_compare, default_primary, leaderboard, Comparison, LeaderboardRow};
 use assay::dataset::{import_csv, import_eshop, load_dataset, CsvColumns, Question};
 use assay::generate::{ReviewDecision, ReviewOutcome};
 use assay::judge::spec::{default_judges_dir, load_all, JudgeMode};
@@ -90,6 +90,14 @@ pub struct CompareView {
     charts: Vec<String>,
     /// Per comparison: the most-disagreeing questions with both answers.
     side_by_side: Vec<Vec<SideBySide>>,
+    /// Three runs or more: the runs ranked on the primary metric (ties where intervals overlap).
+    leaderboard: Option<Leaderboard>,
+}
+
+#[derive(Serialize)]
+pub struct Leaderboard {
+    metric: String,
+    rows: Vec<LeaderboardRow>,
 }
 
 fn answer_of(report: &RunReport, question_id: &str) -> (Option<Question>, Option<String>) {
@@ -136,7 +144,11 @@ pub async fn compare_runs(runs: Vec<String>, seed: Option<u64>) -> Result<Compar
                 .collect()
         })
         .collect();
-    Ok(CompareView { runs: reports.into_iter().map(|r| r.run).collect(), comparisons, charts, side_by_side })
+    let leaderboard = (reports.len() > 2).then(|| {
+        let metric = default_primary(&reports[0], &reports[1]);
+        Leaderboard { rows: leaderboard(&reports, &metric), metric }
+    });
+    Ok(CompareView { runs: reports.into_iter().map(|r| r.run).collect(), comparisons, charts, side_by_side, leaderboard })
 }
 
 /// A dataset as the Datasets screen browses it.

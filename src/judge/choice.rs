@@ -114,6 +114,12 @@ impl JudgePanel {
             let verdict = jury_verdict(spec, &verdicts);
             verdicts.insert(spec.name.clone(), verdict);
         }
+        // Pass or fail by each spec's own threshold, on the final label (calibrated or jury).
+        for spec in &self.judges {
+            if let Some(verdict) = verdicts.get_mut(&spec.name) {
+                verdict.passed = verdict.label.as_deref().and_then(|label| spec.passes(label));
+            }
+        }
         self.tokens_read += reader.tokens_read;
         verdicts
     }
@@ -244,6 +250,7 @@ fn jury_verdict(spec: &JudgeSpec, verdicts: &BTreeMap<String, Verdict>) -> Verdi
         distribution: BTreeMap::new(),
         explanation: Some(format!("mean of {}", parts.join(", "))),
         error: None,
+        passed: None,
     }
 }
 

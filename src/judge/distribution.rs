@@ -39,6 +39,7 @@ pub fn verdict_from_logprobs(spec: &JudgeSpec, logprobs: &[f64]) -> Verdict {
         distribution: spec.outcomes.iter().cloned().zip(probs).collect(),
         explanation: None,
         error: None,
+        passed: None,
     }
 }
 

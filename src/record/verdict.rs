@@ -16,4 +16,8 @@ pub struct Verdict {
     pub explanation: Option<String>,
     #[serde(default)]
     pub error: Option<String>,
+    /// Whether the label meets the judge's pass threshold (`pass` in its spec); None when the
+    /// spec sets none or the verdict has no label. A run's pass rate is the share of true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed: Option<bool>,
 }

@@ -79,7 +79,8 @@ pub fn render(reports: &[RunReport], seed: u64, generated_at: &str) -> Result<St
                 .map(|r| match r.summary.metrics.get(name) {
                     Some(m) => {
                         let unscored = if m.unscored > 0 { format!(", {} unscored", m.unscored) } else { String::new() };
-                        format!("{:.3} [{:.3}, {:.3}] n={}{unscored}", m.mean, m.ci95[0], m.ci95[1], m.n)
+                        let passed = m.pass_rate.map(|p| format!(", passed {:.0}%", p * 100.0)).unwrap_or_default();
+                        format!("{:.3} [{:.3}, {:.3}] n={}{unscored}{passed}", m.mean, m.ci95[0], m.ci95[1], m.n)
                     }
                     None => "—".into(),
                 })

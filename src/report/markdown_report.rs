@@ -56,11 +56,11 @@ pub fn render(reports: &[RunReport], seed: u64) -> Result<String, ReportError> {
             values: reports
                 .iter()
                 .map(|r| match r.summary.metrics.get(name) {
-                    Some(m) if m.unscored > 0 => format!(
-                        "{:.3} [{:.3}, {:.3}] n={} ({} unscored)",
-                        m.mean, m.ci95[0], m.ci95[1], m.n, m.unscored
-                    ),
-                    Some(m) => format!("{:.3} [{:.3}, {:.3}] n={}", m.mean, m.ci95[0], m.ci95[1], m.n),
+                    Some(m) => {
+                        let unscored = if m.unscored > 0 { format!(" ({} unscored)", m.unscored) } else { String::new() };
+                        let passed = m.pass_rate.map(|p| format!(", passed {:.0}%", p * 100.0)).unwrap_or_default();
+                        format!("{:.3} [{:.3}, {:.3}] n={}{unscored}{passed}", m.mean, m.ci95[0], m.ci95[1], m.n)
+                    }
                     None => "—".into(),
                 })
                 .collect(),

@@ -14,6 +14,10 @@ pub struct MetricSummary {
     pub n: usize,
     /// Items that should have been scored but errored.
     pub unscored: usize,
+    /// Judges with a pass threshold: the share of scored items that passed (the label), beside
+    /// the mean score (the expected value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_rate: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -35,13 +39,21 @@ pub fn summarize(items: &[ItemRecord], seed: u64) -> RunSummary {
     let errors = items.iter().filter(|i| i.error.is_some()).count();
     let mut values: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut unscored: BTreeMap<String, usize> = BTreeMap::new();
+    let mut passed: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for item in items {
         for (name, value) in &item.metrics {
             values.entry(name.clone()).or_default().push(*value);
         }
         for (judge, verdict) in &item.verdicts {
             match verdict.score {
-                Some(score) => values.entry(judge.clone()).or_default().push(score),
+                Some(score) => {
+                    values.entry(judge.clone()).or_default().push(score);
+                    if let Some(pass) = verdict.passed {
+                        let counts = passed.entry(judge.clone()).or_default();
+                        counts.0 += usize::from(pass);
+                        counts.1 += 1;
+                    }
+                }
                 None => *unscored.entry(judge.clone()).or_default() += 1,
             }
         }
@@ -56,6 +68,7 @@ pub fn summarize(items: &[ItemRecord], seed: u64) -> RunSummary {
                 n: v.len(),
                 // A failed target item would have been scored by every metric.
                 unscored: errors + unscored.get(&name).copied().unwrap_or(0),
+                pass_rate: passed.get(&name).filter(|c| c.1 > 0).map(|(p, n)| *p as f64 / *n as f64),
             };
             Some((name, summary))
         })
@@ -77,5 +90,50 @@ pub fn summarize(items: &[ItemRecord], seed: u64) -> RunSummary {
         avg_prompt_tokens: mean(&prompt),
         avg_completion_tokens: mean(&completion),
         metrics,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::Question;
+    use crate::record::Verdict;
+
+    fn item(id: &str, verdict: Verdict) -> ItemRecord {
+        ItemRecord {
+            question: Question {
+                id: id.into(),
+                question: "q".into(),
+                answer: None,
+                doc: None,
+                context: None,
+                citations: vec![],
+                refuse: false,
+                tags: vec![],
+            },
+            position: 0,
+            answer: None,
+            error: None,
+            metrics: BTreeMap::new(),
+            verdicts: [("correct".to_string(), verdict)].into(),
+            finished_at: String::new(),
+        }
+    }
+
+    #[test]
+    fn judges_with_a_pass_threshold_get_a_pass_rate_beside_the_mean() {
+        let verdict = |score: f64, passed: Option<bool>| Verdict { score: Some(score), passed, ..Verdict::default() };
+        let items = vec![
+            item("a", verdict(0.9, Some(true))),
+            item("b", verdict(0.6, Some(true))),
+            item("c", verdict(0.2, Some(false))),
+            item("d", Verdict { error: Some("judge failed".into()), ..Verdict::default() }),
+        ];
+        let summary = summarize(&items, 0);
+        let correct = &summary.metrics["correct"];
+        assert_eq!((correct.n, correct.unscored), (3, 1));
+        assert!((correct.pass_rate.unwrap() - 2.0 / 3.0).abs() < 1e-12, "unscored items are not in the rate");
+        let without: Vec<ItemRecord> = vec![item("a", verdict(0.9, None))];
+        assert_eq!(summarize(&without, 0).metrics["correct"].pass_rate, None, "no threshold, no rate");
     }
 }

@@ -12,7 +12,11 @@ export interface RunRecord {
   };
 }
 
-export interface MetricSummary { mean: number; ci95: [number, number]; n: number; unscored: number }
+export interface MetricSummary {
+  mean: number; ci95: [number, number]; n: number; unscored: number;
+  /** Judges with a pass threshold: the share of items whose label passed. */
+  pass_rate?: number;
+}
 
 export interface Verdict {
   label: string | null; score: number | null; distribution: Record<string, number>;
@@ -60,7 +64,13 @@ export interface SideBySide {
   answer_a: string | null; answer_b: string | null; score_a: number; score_b: number;
 }
 
-export interface CompareView { runs: RunRecord[]; comparisons: Comparison[]; charts: string[]; side_by_side: SideBySide[][] }
+export interface LeaderboardRow { rank: number; run: string; name: string; mean: number; ci95: [number, number]; n: number }
+
+export interface CompareView {
+  runs: RunRecord[]; comparisons: Comparison[]; charts: string[]; side_by_side: SideBySide[][];
+  /** Three runs or more: ranked on the primary metric by the core, tied where intervals overlap. */
+  leaderboard: { metric: string; rows: LeaderboardRow[] } | null;
+}
 
 export interface Question {
   id: string; question: string; answer?: string; doc?: string; context?: string;

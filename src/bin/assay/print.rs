@@ -64,16 +64,17 @@ pub fn print_run_summary(report: &RunReport) {
         println!("no scored items");
         return;
     }
-    println!("{}  {:>6}  {:>17}  {:>4}  {:>8}", terminal::pad("metric", 20), "mean", "95% CI", "n", "unscored");
+    println!("{}  {:>6}  {:>17}  {:>4}  {:>8}  {:>6}", terminal::pad("metric", 20), "mean", "95% CI", "n", "unscored", "passed");
     for (name, m) in &summary.metrics {
         println!(
-            "{}  {:>6.3}  [{:>6.3}, {:>6.3}]  {:>4}  {:>8}",
+            "{}  {:>6.3}  [{:>6.3}, {:>6.3}]  {:>4}  {:>8}  {:>6}",
             terminal::pad(name, 20),
             m.mean,
             m.ci95[0],
             m.ci95[1],
             m.n,
-            m.unscored
+            m.unscored,
+            m.pass_rate.map(|p| format!("{:.0}%", p * 100.0)).unwrap_or_default()
         );
     }
 }

@@ -2,7 +2,7 @@
 // primary metric first; then per metric: both means, the paired difference with its interval,
 // the core's verdict, wins/ties/losses, the permutation test's p and its adjusted p; then the
 // questions where the runs disagree most, side by side.
-import { api, errorText, Comparison, RunRecord, SideBySide } from "../api";
+import { api, errorText, Comparison, LeaderboardRow, RunRecord, SideBySide } from "../api";
 import { h, append, svg } from "../dom";
 import { fixed, interval, signed, when } from "../format";
 import { go, selection } from "../router";
@@ -22,6 +22,7 @@ export async function renderCompare(area: HTMLElement, runs: string[]): Promise<
     append(area, h("p", { class: "error" }, errorText(e)));
     return;
   }
+  if (view.leaderboard) append(area, leaderboardTable(view.leaderboard.metric, view.leaderboard.rows));
   view.comparisons.forEach((c, i) => append(area, comparisonTable(c), sideBySide(c, view.side_by_side[i] ?? [])));
   append(area, h("h2", {}, "Means with 95% intervals"), h("section", { class: "charts" }, ...view.charts.map(svg)));
 }
@@ -65,6 +66,19 @@ function comparisonTable(c: Comparison): HTMLElement {
     h("table", { class: "rows comparison-table" },
       h("thead", {}, h("tr", {}, ...["metric", "A mean [95%]", "B mean [95%]", "B − A [95% BCa]", "verdict", "wins / ties / losses", "p", "Holm p", "pairs"].map((t) => h("th", {}, t)))),
       h("tbody", {}, ...rows)));
+}
+
+function leaderboardTable(metric: string, rows: LeaderboardRow[]): HTMLElement {
+  return h("section", { class: "leaderboard", id: "leaderboard" },
+    h("h2", {}, `Leaderboard: ${metric} (primary metric)`),
+    h("p", { class: "muted" }, "Mean with its 95% interval; runs whose intervals overlap share a rank."),
+    h("table", { class: "rows" },
+      h("thead", {}, h("tr", {}, ...["rank", "run", `${metric} [95%]`, "n"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, ...rows.map((r) => h("tr", { "data-run": r.run },
+        h("td", { class: "num" }, String(r.rank)),
+        h("th", {}, r.name),
+        h("td", { class: "num" }, `${fixed(r.mean)} ${interval(r.ci95)}`),
+        h("td", { class: "num" }, String(r.n)))))));
 }
 
 /** Small p-values in scientific notation, so "0.000" never hides how small. */

@@ -64,6 +64,7 @@ function cards(view: RunView): HTMLElement {
       h("div", { class: "label" }, name),
       h("div", { class: "value" }, fixed(m.mean)),
       h("div", { class: "sub" }, `95% ${interval(m.ci95)} · n=${m.n}`),
+      m.pass_rate === undefined ? null : h("div", { class: "sub pass-rate" }, `passed: ${fixed(m.pass_rate * 100, 0)}% of items`),
       h("div", { class: m.unscored > 0 ? "sub warn" : "sub" }, `${m.unscored} unscored`)));
   }
   return grid;
