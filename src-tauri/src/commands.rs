@@ -1,7 +1,9 @@
 //! Thin commands over the core: each opens the store (same default as the CLI), calls one core
 //! function and returns its serde shape. Errors reach the UI as their `Display` text.
 
-use assay::compare::{compare_runs as core_compare, default_primary, leaderboard, Comparison, LeaderboardRow};
+use assay::compare::{
+    breakdown, compare_runs as core_compare, default_primary, leaderboard, Comparison, GroupBy, GroupDiff, LeaderboardRow,
+};
 use assay::dataset::{import_csv, import_eshop, load_dataset, CsvColumns, Question};
 use assay::generate::{ReviewDecision, ReviewOutcome};
 use assay::judge::spec::{default_judges_dir, load_all, JudgeMode};
@@ -90,8 +92,11 @@ pub struct CompareView {
     charts: Vec<String>,
     /// Per comparison: the most-disagreeing questions with both answers.
     side_by_side: Vec<Vec<SideBySide>>,
-    /// Three runs or more: the runs ranked on the primary metric (ties where intervals overlap).
+    /// The runs ranked on the primary metric (ties where intervals overlap).
     leaderboard: Option<Leaderboard>,
+    /// Per comparison: the primary metric's difference per question tag (exploratory; empty
+    /// when the questions have no tags).
+    breakdowns: Vec<Vec<GroupDiff>>,
 }
 
 #[derive(Serialize)]
@@ -144,11 +149,28 @@ pub async fn compare_runs(runs: Vec<String>, seed: Option<u64>) -> Result<Compar
                 .collect()
         })
         .collect();
-    let leaderboard = (reports.len() > 2).then(|| {
+    let leaderboard = (reports.len() > 1).then(|| {
         let metric = default_primary(&reports[0], &reports[1]);
         Leaderboard { rows: leaderboard(&reports, &metric), metric }
     });
-    Ok(CompareView { runs: reports.into_iter().map(|r| r.run).collect(), comparisons, charts, side_by_side, leaderboard })
+    let breakdowns = comparisons
+        .iter()
+        .zip(reports.iter().skip(1))
+        .map(|(c, b)| match &c.primary {
+            Some(metric) if b.items.iter().any(|i| !i.question.tags.is_empty()) => {
+                breakdown(&reports[0], b, metric, GroupBy::Tag, seed)
+            }
+            _ => Vec::new(),
+        })
+        .collect();
+    Ok(CompareView {
+        runs: reports.into_iter().map(|r| r.run).collect(),
+        comparisons,
+        charts,
+        side_by_side,
+        leaderboard,
+        breakdowns,
+    })
 }
 
 /// A dataset as the Datasets screen browses it.

@@ -122,16 +122,21 @@ impl Comparison {
     }
 }
 
-/// The primary metric when none is named: the first judge the runs used (in B's config order,
-/// then A's), else token F1.
+/// The primary metric when none is named: the first judge the runs used that scored something
+/// (in B's config order, then A's; a claims judge scores under other names), else token F1,
+/// else the first metric either run has.
 pub fn default_primary(a: &RunReport, b: &RunReport) -> String {
+    let scored = |name: &str| a.summary.metrics.contains_key(name) || b.summary.metrics.contains_key(name);
     b.run
         .config
         .judges
         .iter()
         .chain(&a.run.config.judges)
-        .next()
-        .cloned()
+        .map(String::as_str)
+        .chain([DEFAULT_PRIMARY_METRIC])
+        .find(|name| scored(name))
+        .map(str::to_string)
+        .or_else(|| a.summary.metrics.keys().chain(b.summary.metrics.keys()).min().cloned())
         .unwrap_or_else(|| DEFAULT_PRIMARY_METRIC.to_string())
 }
 

@@ -38,6 +38,20 @@ pub const ALL_METRICS: &[&str] = &[
     "context_ndcg_at_k",
 ];
 
+/// The groups reports show metrics in, in this order. Anything that is not one of our metrics is
+/// a judge.
+pub const METRIC_GROUPS: &[&str] = &["judges", "answer overlap", "citations and refusals", "retrieval"];
+
+/// The group of a metric or judge name (one of `METRIC_GROUPS`).
+pub fn metric_group(name: &str) -> &'static str {
+    match name {
+        "exact_match" | "token_f1" | "rouge_1" | "rouge_l" | "bleu" => "answer overlap",
+        "citation_precision" | "citation_recall" | "refusal_correct" => "citations and refusals",
+        n if RETRIEVAL_METRICS.contains(&n) => "retrieval",
+        _ => "judges",
+    }
+}
+
 /// The metrics of retrieval alone (they need retrieved chunks, not answer text).
 pub const RETRIEVAL_METRICS: &[&str] = &[
     "hit_at_k",

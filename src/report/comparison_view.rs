@@ -2,11 +2,11 @@
 //! primary metric (both means with intervals, the difference, its p and the verdict in words,
 //! or the difference these questions could have detected), then a row per metric (the primary
 //! first, then the rest in the report's metric order) with raw and Holm-adjusted p, then the
-//! questions where the runs disagree most. An experiment of three runs or more also gets a
-//! leaderboard on the primary metric.
+//! questions where the runs disagree most, and the primary metric per question tag. Every
+//! export of two runs or more also gets a leaderboard on the primary metric.
 
 use super::{charts, ordered_metric_names, RunReport};
-use crate::compare::{compare_runs, default_primary, format_p, leaderboard, LeaderboardRow, Verdict};
+use crate::compare::{breakdown, compare_runs, default_primary, format_p, leaderboard, GroupBy, LeaderboardRow, Verdict};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -20,11 +20,28 @@ pub(crate) struct ComparisonView {
     /// The SVG difference chart (empty when not asked for, as in Markdown).
     pub chart: String,
     pub disagreements: Vec<DisagreementView>,
+    /// The primary metric's name, and its difference per question tag (empty when the
+    /// questions have no tags).
+    pub primary: String,
+    pub breakdown: Vec<GroupRow>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct GroupRow {
+    pub group: String,
+    pub pairs: usize,
+    pub a: String,
+    pub b: String,
+    pub diff: String,
+    pub p: String,
+    pub adjusted_p: String,
 }
 
 #[derive(Serialize)]
 pub(crate) struct ComparisonRow {
     pub metric: String,
+    /// "primary metric", or the secondary metric's group (judges, answer overlap, …).
+    pub group: &'static str,
     pub a: String,
     pub b: String,
     pub diff: String,
@@ -55,6 +72,7 @@ pub(crate) fn comparison_view(a: &RunReport, b: &RunReport, seed: u64, with_char
         .filter(|d| d.pairs > 0)
         .map(|d| ComparisonRow {
             metric: if d.primary { format!("{} (primary)", d.metric) } else { d.metric.clone() },
+            group: if d.primary { "primary metric" } else { crate::metrics::metric_group(&d.metric) },
             a: format!("{:.3} [{:.3}, {:.3}]", d.mean_a, d.ci95_a[0], d.ci95_a[1]),
             b: format!("{:.3} [{:.3}, {:.3}]", d.mean_b, d.ci95_b[0], d.ci95_b[1]),
             diff: format!("{:+.3} [{:+.3}, {:+.3}]", d.mean_diff, d.ci95_diff[0], d.ci95_diff[1]),
@@ -82,7 +100,24 @@ pub(crate) fn comparison_view(a: &RunReport, b: &RunReport, seed: u64, with_char
             })
         })
         .collect();
+    let primary = comparison.primary.clone().unwrap_or_default();
+    let tagged = b.items.iter().any(|i| !i.question.tags.is_empty());
+    let groups = if tagged && !primary.is_empty() { breakdown(a, b, &primary, GroupBy::Tag, seed) } else { Vec::new() };
+    let breakdown = groups
+        .into_iter()
+        .map(|g| GroupRow {
+            group: g.group,
+            pairs: g.pairs,
+            a: format!("{:.3}", g.mean_a),
+            b: format!("{:.3}", g.mean_b),
+            diff: format!("{:+.3} [{:+.3}, {:+.3}]", g.mean_diff, g.ci95_diff[0], g.ci95_diff[1]),
+            p: format_p(g.permutation_p),
+            adjusted_p: format_p(g.adjusted_p),
+        })
+        .collect();
     ComparisonView {
+        primary,
+        breakdown,
         name_a: comparison.name_a,
         name_b: comparison.name_b,
         same_dataset: comparison.same_dataset,
@@ -93,7 +128,7 @@ pub(crate) fn comparison_view(a: &RunReport, b: &RunReport, seed: u64, with_char
     }
 }
 
-/// The leaderboard of an experiment of three runs or more, on the primary metric of the first
+/// The leaderboard of an experiment (two runs or more), on the primary metric of the first
 /// comparison (the same metric every comparison leads with).
 #[derive(Serialize)]
 pub(crate) struct LeaderboardView {
@@ -102,7 +137,7 @@ pub(crate) struct LeaderboardView {
 }
 
 pub(crate) fn leaderboard_view(reports: &[RunReport]) -> Option<LeaderboardView> {
-    if reports.len() < 3 {
+    if reports.len() < 2 {
         return None;
     }
     let metric = default_primary(&reports[0], &reports[1]);

@@ -32,6 +32,7 @@ struct HtmlRun {
 #[derive(Serialize)]
 struct SummaryRow {
     metric: String,
+    group: &'static str,
     description: &'static str,
     cells: Vec<String>,
 }
@@ -73,6 +74,7 @@ pub fn render(reports: &[RunReport], seed: u64, generated_at: &str) -> Result<St
         .iter()
         .map(|name| SummaryRow {
             metric: name.clone(),
+            group: crate::metrics::metric_group(name),
             description: crate::metrics::describe(name).unwrap_or(""),
             cells: reports
                 .iter()

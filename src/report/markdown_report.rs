@@ -40,6 +40,7 @@ struct MarkdownQuestion {
 #[derive(Serialize)]
 struct SummaryRow {
     metric: String,
+    group: &'static str,
     values: Vec<String>,
 }
 
@@ -53,6 +54,7 @@ pub fn render(reports: &[RunReport], seed: u64) -> Result<String, ReportError> {
         .iter()
         .map(|name| SummaryRow {
             metric: name.clone(),
+            group: crate::metrics::metric_group(name),
             values: reports
                 .iter()
                 .map(|r| match r.summary.metrics.get(name) {

@@ -121,12 +121,14 @@ pub fn write_report(
 /// Metric names in a stable, meaningful order: the canonical list first, then the rest.
 pub(crate) fn ordered_metric_names<'a>(names: impl Iterator<Item = &'a String>) -> Vec<String> {
     let mut names: Vec<String> = names.cloned().collect();
+    // By group (judges first: they answer "is it right?"), then in the metrics' own order.
     names.sort_by_key(|n| {
+        let group = crate::metrics::METRIC_GROUPS.iter().position(|g| *g == crate::metrics::metric_group(n));
         let rank = crate::metrics::ALL_METRICS
             .iter()
             .position(|m| m == n)
             .unwrap_or(usize::MAX);
-        (rank, n.clone())
+        (group, rank, n.clone())
     });
     names.dedup();
     names

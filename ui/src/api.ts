@@ -68,8 +68,15 @@ export interface LeaderboardRow { rank: number; run: string; name: string; mean:
 
 export interface CompareView {
   runs: RunRecord[]; comparisons: Comparison[]; charts: string[]; side_by_side: SideBySide[][];
-  /** Three runs or more: ranked on the primary metric by the core, tied where intervals overlap. */
+  /** The runs ranked on the primary metric by the core, tied where intervals overlap. */
   leaderboard: { metric: string; rows: LeaderboardRow[] } | null;
+  /** Per comparison: the primary metric per question tag (exploratory, BH-adjusted p). */
+  breakdowns: GroupDiff[][];
+}
+
+export interface GroupDiff {
+  group: string; pairs: number; mean_a: number; mean_b: number; mean_diff: number;
+  ci95_diff: [number, number]; permutation_p: number; adjusted_p: number;
 }
 
 export interface Question {

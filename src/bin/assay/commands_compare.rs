@@ -41,7 +41,7 @@ pub fn compare(
         // An experiment of several runs: who leads on the primary metric, ties where the
         // intervals overlap.
         let primary_name = primary.map(str::to_string).unwrap_or_else(|| default_primary(&reports[0], &reports[1]));
-        if reports.len() > 2 {
+        if reports.len() > 1 {
             print_leaderboard(&primary_name, &leaderboard(&reports, &primary_name));
         }
         for (comparison, b) in comparisons.iter().zip(&reports[1..]) {

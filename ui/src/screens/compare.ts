@@ -2,7 +2,7 @@
 // primary metric first; then per metric: both means, the paired difference with its interval,
 // the core's verdict, wins/ties/losses, the permutation test's p and its adjusted p; then the
 // questions where the runs disagree most, side by side.
-import { api, errorText, Comparison, LeaderboardRow, RunRecord, SideBySide } from "../api";
+import { api, errorText, Comparison, GroupDiff, LeaderboardRow, RunRecord, SideBySide } from "../api";
 import { h, append, svg } from "../dom";
 import { fixed, interval, signed, when } from "../format";
 import { go, selection } from "../router";
@@ -23,7 +23,7 @@ export async function renderCompare(area: HTMLElement, runs: string[]): Promise<
     return;
   }
   if (view.leaderboard) append(area, leaderboardTable(view.leaderboard.metric, view.leaderboard.rows));
-  view.comparisons.forEach((c, i) => append(area, comparisonTable(c), sideBySide(c, view.side_by_side[i] ?? [])));
+  view.comparisons.forEach((c, i) => append(area, comparisonTable(c), breakdownTable(c, view.breakdowns[i] ?? []), sideBySide(c, view.side_by_side[i] ?? [])));
   append(area, h("h2", {}, "Means with 95% intervals"), h("section", { class: "charts" }, ...view.charts.map(svg)));
 }
 
@@ -66,6 +66,23 @@ function comparisonTable(c: Comparison): HTMLElement {
     h("table", { class: "rows comparison-table" },
       h("thead", {}, h("tr", {}, ...["metric", "A mean [95%]", "B mean [95%]", "B − A [95% BCa]", "verdict", "wins / ties / losses", "p", "Holm p", "pairs"].map((t) => h("th", {}, t)))),
       h("tbody", {}, ...rows)));
+}
+
+function breakdownTable(c: Comparison, groups: GroupDiff[]): HTMLElement | null {
+  if (groups.length === 0) return null;
+  return h("section", { class: "breakdown" },
+    h("h3", {}, `${c.primary ?? "primary metric"} by question tag (exploratory)`),
+    h("p", { class: "muted" }, "Each tag's difference with its interval and p; BH p adjusted across the tags. For finding questions to read, not for verdicts."),
+    h("table", { class: "rows" },
+      h("thead", {}, h("tr", {}, ...["tag", "n", "A", "B", "B − A [95%]", "p", "BH p"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, ...groups.map((g) => h("tr", {},
+        h("th", {}, g.group),
+        h("td", { class: "num" }, String(g.pairs)),
+        h("td", { class: "num" }, fixed(g.mean_a)),
+        h("td", { class: "num" }, fixed(g.mean_b)),
+        h("td", { class: "num" }, `${signed(g.mean_diff)} ${interval(g.ci95_diff)}`),
+        h("td", { class: "num" }, pValue(g.permutation_p)),
+        h("td", { class: "num" }, pValue(g.adjusted_p)))))));
 }
 
 function leaderboardTable(metric: string, rows: LeaderboardRow[]): HTMLElement {
