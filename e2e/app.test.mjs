@@ -257,12 +257,14 @@ test("the two models' runs compare with intervals, verdicts and side-by-side ans
   await (await $("#compare-selected")).click();
   const row = await $('.comparison-table tr[data-metric="token_f1"]');
   const cells = await row.findElements(By.css("td"));
-  assert.equal(cells.length, 7);
+  assert.equal(cells.length, 8, "A, B, B − A, verdict, W/T/L, p, Holm p, pairs");
   assert.match(await cells[2].getText(), /^[+-]?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\]$/);
   // Two questions per run: too few pairs for any verdict, whatever the scores.
   assert.equal(await cells[3].getText(), "too few pairs for a verdict");
   // The comparison leads with the core's sentence on the primary metric (the judge).
   assert.match(await text('[data-testid="headline"]'), /^correct \(primary metric\), 2 questions: A /);
+  // Both runs ranked on the primary metric by the core.
+  assert.equal((await $$("#leaderboard tbody tr")).length, 2);
   assert.ok((await $$(".disagreements .pair")).length > 0, "most-disagreeing questions shown");
   await shot("10-compare");
 });
