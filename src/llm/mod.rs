@@ -7,6 +7,7 @@
 //! DeviceChoice::Cpu)?` (loaded once per process), then `model.chat_prompt(..)`,
 //! `model.generate(..)`, or `model.prefill(..)` / `model.extend(..)` / `model.score_options(..)`.
 
+pub mod architecture;
 pub mod bench;
 pub mod chat_template;
 pub mod device;
@@ -20,6 +21,7 @@ pub mod prompt_text;
 pub mod pull;
 pub mod pull_hf;
 pub mod registry;
+pub mod rope;
 pub mod scoring;
 pub mod structured;
 pub mod synthetic;

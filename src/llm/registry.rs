@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::architecture::{Architecture, SUPPORTED_ARCHITECTURES};
 use super::error::{LlmError, Result};
 
 /// The registry file shipped with Assay, as written in the repository.
@@ -328,6 +329,16 @@ impl Registry {
     pub fn add(&mut self, path: &Path, id: Option<&str>) -> Result<ModelEntry> {
         let path = fs::canonicalize(path).map_err(|e| LlmError::io(path, e))?;
         let info = super::gguf_info::GgufInfo::read(&path)?;
+        // Refused now rather than at the first run that loads it.
+        if Architecture::from_gguf_name(&info.architecture).is_none() {
+            return Err(LlmError::Gguf {
+                path,
+                message: format!(
+                    "architecture `{}` is not supported (supported: {SUPPORTED_ARCHITECTURES})",
+                    info.architecture
+                ),
+            });
+        }
         let id = match id {
             Some(id) => id.to_string(),
             None => id_from_file_name(&path),

@@ -1,6 +1,8 @@
-//! The decoder-only transformer of the llama family, Qwen2 and Gemma 3, on quantized GGUF
-//! weights. Gemma 3 adds norms around attention and feed-forward, per-head q/k norms, GELU,
-//! scaled embeddings and sliding-window layers with their own RoPE base.
+//! The decoder-only transformer of the llama family, Qwen2/3, Phi-3 and Gemma 2/3, on
+//! quantized GGUF weights. What each architecture changes (architecture.rs) is a switch
+//! here: fused or separate projections, per-head q/k norms, norms after attention and
+//! feed-forward, GELU, scaled embeddings, partial rotary, soft-capping, sliding-window layers
+//! with their own RoPE base; RoPE scalings are in rope.rs.
 //!
 //! Our own model file rather than candle-transformers' `quantized_llama`/`quantized_qwen2`:
 //! those return only the last position's logits (option scoring needs every position), keep
@@ -14,19 +16,13 @@ use candle_core::quantized::{gguf_file, GgmlDType, QMatMul, QStorage, QTensor};
 use candle_core::{DType, Device, Module, Tensor};
 use candle_transformers::quantized_nn::RmsNorm;
 
+use super::architecture::{Activation, Architecture, RopeStyle, SUPPORTED_ARCHITECTURES};
 use super::error::{LlmError, Result};
-
-/// How query/key pairs are rotated: adjacent pairs (llama as converted to GGUF) or the two
-/// halves of each head (NeoX style: Qwen2, Gemma).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RopeStyle {
-    Interleaved,
-    Halves,
-}
+use super::rope::{rope_tables, RopeScaling, Yarn};
 
 #[derive(Debug, Clone)]
 pub struct TransformerConfig {
-    pub architecture: String,
+    pub architecture: Architecture,
     pub layers: usize,
     pub heads: usize,
     pub kv_heads: usize,
@@ -37,19 +33,22 @@ pub struct TransformerConfig {
     pub rms_eps: f64,
     pub rope_base: f32,
     pub rope_style: RopeStyle,
+    /// Leading dimensions of each head that are rotated (Phi-3/4: fewer than the head).
+    pub rotary_dims: usize,
+    pub rope_scaling: RopeScaling,
     pub activation: Activation,
     /// Embeddings are multiplied by this (Gemma: sqrt(hidden)).
     pub embedding_scale: Option<f64>,
-    /// Local layers attend to at most this many previous positions (Gemma 3).
+    /// Queries are multiplied by this before q·k.
+    pub attention_scale: f64,
+    /// Attention scores become `cap * tanh(score / cap)` (Gemma 2).
+    pub attention_softcap: Option<f64>,
+    /// Output logits become `cap * tanh(logit / cap)` (Gemma 2).
+    pub output_softcap: Option<f64>,
+    /// Local layers attend to at most this many previous positions (Gemma 2/3).
     pub sliding_window: Option<usize>,
     /// RoPE base of the local (sliding-window) layers.
     pub rope_base_local: f32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Activation {
-    Silu,
-    GeluTanh,
 }
 
 /// Matrices that read the same input (q/k/v; gate/up). When they share a weight type they are
@@ -240,7 +239,7 @@ impl<R: std::io::Read + std::io::Seek> Gguf<'_, R> {
     fn matmul(&mut self, name: &str) -> std::result::Result<QMatMul, String> {
         let t = self.tensor(name)?;
         let t = requantize_slow_type(t).map_err(|e| format!("tensor {name}: {e}"))?;
-        QMatMul::from_qtensor(t).map_err(|e| format!("tensor {name}: {e}"))
+        matmul_weights(Arc::new(t)).map_err(|e| format!("tensor {name}: {e}"))
     }
     /// Matrices `names` (with their biases, where present) that read the same input; see
     /// [`Projections`]. Loaded through host memory, where stacking their rows is a byte copy.
@@ -272,7 +271,7 @@ impl<R: std::io::Read + std::io::Seek> Gguf<'_, R> {
                 .into_iter()
                 .map(|(full, t, bias)| {
                     let t = move_qtensor(t, self.device).map_err(|e| format!("tensor {full}: {e}"))?;
-                    let w = QMatMul::from_qtensor(t).map_err(|e| format!("tensor {full}: {e}"))?;
+                    let w = matmul_weights(Arc::new(t)).map_err(|e| format!("tensor {full}: {e}"))?;
                     Ok((w, bias))
                 })
                 .collect::<std::result::Result<_, String>>()
@@ -288,7 +287,7 @@ impl<R: std::io::Read + std::io::Seek> Gguf<'_, R> {
         }
         let rows: usize = widths.iter().sum();
         let storage = QStorage::from_data(std::borrow::Cow::Owned(bytes), self.device, dtype).map_err(fail)?;
-        let w = QMatMul::from_qtensor(QTensor::new(storage, (rows, k)).map_err(fail)?).map_err(fail)?;
+        let w = matmul_weights(Arc::new(QTensor::new(storage, (rows, k)).map_err(fail)?)).map_err(fail)?;
         let bias = if parts[0].2.is_some() {
             let biases: Vec<Tensor> = parts.iter().filter_map(|p| p.2.clone()).collect();
             Some(Tensor::cat(&biases, 0).map_err(fail)?)
@@ -314,6 +313,144 @@ impl<R: std::io::Read + std::io::Seek> Gguf<'_, R> {
         let t = self.tensor(name)?;
         RmsNorm::from_qtensor(t, eps).map_err(|e| format!("tensor {name}: {e}"))
     }
+    fn md_string(&self, key: &str) -> Option<String> {
+        self.content
+            .metadata
+            .get(&format!("{}.{key}", self.arch))
+            .and_then(|v| v.to_string().ok())
+            .cloned()
+    }
+    fn rows(&self, name: &str) -> std::result::Result<usize, String> {
+        let info = self
+            .content
+            .tensor_infos
+            .get(name)
+            .ok_or_else(|| format!("tensor {name} is missing"))?;
+        info.shape.dims2().map(|d| d.0).map_err(|e| format!("tensor {name}: {e}"))
+    }
+    /// One stored matrix whose rows are several projections one after the other (Phi-3's
+    /// `attn_qkv` and `ffn_up`), cut into `widths`.
+    fn stacked(&mut self, name: &str, widths: Vec<usize>) -> std::result::Result<Projections, String> {
+        let full = format!("{name}.weight");
+        let rows = self.rows(&full)?;
+        if rows != widths.iter().sum::<usize>() || widths.contains(&0) {
+            return Err(format!("tensor {full} has {rows} rows, expected parts of {widths:?}"));
+        }
+        let w = self.matmul(&full)?;
+        let bias_name = format!("{name}.bias");
+        let bias = if self.has(&bias_name) {
+            Some(self.dense(&bias_name)?)
+        } else {
+            None
+        };
+        Ok(Projections::Fused { w, bias, widths })
+    }
+    /// Per-frequency RoPE divisors, when the file has them.
+    fn freq_factors(&mut self, name: &str) -> std::result::Result<Option<Vec<f32>>, String> {
+        if !self.has(name) {
+            return Ok(None);
+        }
+        let t = self.dense(name)?;
+        t.flatten_all()
+            .and_then(|t| t.to_dtype(DType::F32))
+            .and_then(|t| t.to_vec1::<f32>())
+            .map(Some)
+            .map_err(|e| format!("tensor {name}: {e}"))
+    }
+    /// The RoPE scaling the file asks for, and the context length it is valid for. Phi-3's
+    /// LongRoPE has short factors up to the original context and long ones past it; only the
+    /// short ones are used (as llama.cpp does for a context that short), so the context is
+    /// limited to the original one.
+    fn rope_scaling(
+        &mut self,
+        rotary_dims: usize,
+        context_length: usize,
+    ) -> std::result::Result<(RopeScaling, usize), String> {
+        let kind = self.md_string("rope.scaling.type").unwrap_or_else(|| "linear".into());
+        let factor = self
+            .md_f32("rope.scaling.factor")
+            .or_else(|| self.md_f32("rope.scale_linear"))
+            .filter(|&f| f != 0.0);
+        let freq_scale = match (kind.as_str(), factor) {
+            ("none", _) | (_, None) => 1.0,
+            ("linear" | "yarn" | "longrope", Some(f)) => 1.0 / f,
+            (other, _) => {
+                return Err(format!(
+                    "rope.scaling.type `{other}` is not supported (supported: none, linear, yarn, longrope)"
+                ))
+            }
+        };
+        let original_context = self.md_u32("rope.scaling.original_context_length").unwrap_or(context_length);
+        let yarn = if kind == "yarn" {
+            if self.md_f32("rope.scaling.yarn_log_multiplier").is_some_and(|m| m != 0.0) {
+                return Err("rope.scaling.yarn_log_multiplier (DeepSeek's YaRN) is not supported".into());
+            }
+            Some(Yarn {
+                original_context,
+                beta_fast: self.md_f32("rope.scaling.yarn_beta_fast").unwrap_or(32.0),
+                beta_slow: self.md_f32("rope.scaling.yarn_beta_slow").unwrap_or(1.0),
+                ext_factor: self.md_f32("rope.scaling.yarn_ext_factor").filter(|&e| e >= 0.0).unwrap_or(1.0),
+            })
+        } else {
+            None
+        };
+        let mut context = context_length;
+        let freq_factors = match self.freq_factors("rope_freqs.weight")? {
+            Some(f) => Some(f),
+            None => {
+                let short = self.freq_factors("rope_factors_short.weight")?;
+                if short.is_some() && self.has("rope_factors_long.weight") {
+                    context = context.min(original_context);
+                }
+                short
+            }
+        };
+        if let Some(f) = &freq_factors {
+            if f.len() != rotary_dims / 2 {
+                return Err(format!(
+                    "{} RoPE frequency factors for {} rotary dimension pairs",
+                    f.len(),
+                    rotary_dims / 2
+                ));
+            }
+        }
+        let scaling = RopeScaling {
+            freq_scale,
+            yarn,
+            freq_factors,
+            attn_factor: self.md_f32("rope.scaling.attn_factor").unwrap_or(1.0),
+        };
+        Ok((scaling, context))
+    }
+    /// Which layers attend through the sliding window: the file's pattern (a period, or one
+    /// flag per layer) or the architecture's.
+    fn local_layers(
+        &self,
+        architecture: Architecture,
+        layers: usize,
+        windowed: bool,
+    ) -> std::result::Result<Vec<bool>, String> {
+        let Some(default_period) = architecture.sliding_window_pattern().filter(|_| windowed) else {
+            return Ok(vec![false; layers]);
+        };
+        let key = format!("{}.attention.sliding_window_pattern", self.arch);
+        let period = match self.content.metadata.get(&key) {
+            None => default_period,
+            Some(gguf_file::Value::Array(flags)) => {
+                let flags: Vec<bool> = flags
+                    .iter()
+                    .map(|f| f.to_bool().map_err(|e| format!("{key}: {e}")))
+                    .collect::<std::result::Result<_, _>>()?;
+                if flags.len() < layers {
+                    return Err(format!("{key} has {} flags for {layers} layers", flags.len()));
+                }
+                return Ok(flags[..layers].to_vec());
+            }
+            Some(v) => v.to_u32().map_err(|e| format!("{key}: {e}"))? as usize,
+        };
+        // Of every `period` layers the last is global; a period of 0 makes all local.
+        Ok((0..layers).map(|i| period == 0 || i % period < period - 1).collect())
+    }
 }
 
 impl TransformerWeights {
@@ -324,31 +461,27 @@ impl TransformerWeights {
         device: &Device,
         path: &std::path::Path,
     ) -> Result<Self> {
-        let arch = content
+        let name = content
             .metadata
             .get("general.architecture")
             .and_then(|v| v.to_string().ok())
             .cloned()
             .unwrap_or_default();
-        let rope_style = match arch.as_str() {
-            "llama" => RopeStyle::Interleaved,
-            "qwen2" | "gemma3" => RopeStyle::Halves,
-            other => {
-                return Err(LlmError::Gguf {
-                    path: path.to_path_buf(),
-                    message: format!(
-                        "architecture `{other}` is not supported (supported: llama, qwen2, gemma3)"
-                    ),
-                })
-            }
+        let Some(architecture) = Architecture::from_gguf_name(&name) else {
+            return Err(LlmError::Gguf {
+                path: path.to_path_buf(),
+                message: format!(
+                    "architecture `{name}` is not supported (supported: {SUPPORTED_ARCHITECTURES})"
+                ),
+            });
         };
         let mut g = Gguf {
             content,
             reader,
             device,
-            arch: arch.clone(),
+            arch: name,
         };
-        Self::load(&mut g, rope_style).map_err(|message| LlmError::Gguf {
+        Self::load(&mut g, architecture).map_err(|message| LlmError::Gguf {
             path: path.to_path_buf(),
             message,
         })
@@ -356,13 +489,13 @@ impl TransformerWeights {
 
     fn load<R: std::io::Read + std::io::Seek>(
         g: &mut Gguf<'_, R>,
-        rope_style: RopeStyle,
+        architecture: Architecture,
     ) -> std::result::Result<Self, String> {
         let heads = g.md_u32("attention.head_count")?;
         let kv_heads = g.md_u32("attention.head_count_kv").unwrap_or(heads);
         let hidden = g.md_u32("embedding_length")?;
         let layers_n = g.md_u32("block_count")?;
-        let context_length = g.md_u32("context_length")?;
+        let mut context_length = g.md_u32("context_length")?;
         let rms_eps = g
             .md_f32("attention.layer_norm_rms_epsilon")
             .ok_or("metadata has no attention.layer_norm_rms_epsilon")? as f64;
@@ -372,19 +505,18 @@ impl TransformerWeights {
                 "inconsistent attention shape: {heads} heads, {kv_heads} kv heads, hidden {hidden}"
             ));
         }
-        let gemma = g.arch == "gemma3";
-        let head_dim = g
-            .md_u32("attention.key_length")
-            .or_else(|_| g.md_u32("rope.dimension_count"))
-            .unwrap_or(hidden / heads);
-        let sliding_window = if gemma {
-            g.md_u32("attention.sliding_window").ok()
-        } else {
-            None
-        };
+        let head_dim = g.md_u32("attention.key_length").unwrap_or(hidden / heads);
+        let rotary_dims = g.md_u32("rope.dimension_count").unwrap_or(head_dim);
+        if head_dim % 2 != 0 || rotary_dims % 2 != 0 || rotary_dims > head_dim {
+            return Err(format!(
+                "inconsistent rotary shape: head width {head_dim}, rope.dimension_count {rotary_dims}"
+            ));
+        }
+        let (rope_scaling, scaled_context) = g.rope_scaling(rotary_dims, context_length)?;
+        context_length = scaled_context;
         let embed = g.tensor("token_embd.weight")?;
         let (vocab, embed_hidden) = embed.shape().dims2().map_err(|e| e.to_string())?;
-        if embed_hidden != hidden || head_dim % 2 != 0 {
+        if embed_hidden != hidden {
             return Err(format!(
                 "token_embd.weight has width {embed_hidden}, embedding_length is {hidden}"
             ));
@@ -394,7 +526,7 @@ impl TransformerWeights {
             g.matmul("output.weight")?
         } else {
             // Tied embeddings: the output projection is the embedding table.
-            QMatMul::from_arc(embed.clone()).map_err(|e| e.to_string())?
+            matmul_weights(embed.clone()).map_err(|e| e.to_string())?
         };
         let embeddings = if embed.dtype() != GgmlDType::F32
             && hidden % embed.dtype().block_size() == 0
@@ -404,37 +536,79 @@ impl TransformerWeights {
             Embeddings::Dense(embed.dequantize(g.device).map_err(|e| e.to_string())?)
         };
         let norm = g.norm("output_norm.weight", rms_eps)?;
+        let sliding_window = match architecture.sliding_window_pattern() {
+            Some(_) => g
+                .md_u32("attention.sliding_window")
+                .ok()
+                .or(architecture.default_sliding_window())
+                .filter(|&w| w > 0),
+            None => None,
+        };
+        let local_layers = g.local_layers(architecture, layers_n, sliding_window.is_some())?;
+        let (q_width, kv_width) = (heads * head_dim, kv_heads * head_dim);
         let mut layers = Vec::with_capacity(layers_n);
-        for i in 0..layers_n {
+        for (i, local) in local_layers.into_iter().enumerate() {
             let p = format!("blk.{i}");
             let names = |parts: &[&str]| -> Vec<String> { parts.iter().map(|n| format!("{p}.{n}")).collect() };
+            let qkv = if g.has(&format!("{p}.attn_qkv.weight")) {
+                g.stacked(&format!("{p}.attn_qkv"), vec![q_width, kv_width, kv_width])?
+            } else {
+                g.projections(&names(&["attn_q", "attn_k", "attn_v"]))?
+            };
+            let gate_up = if g.has(&format!("{p}.ffn_gate.weight")) {
+                g.projections(&names(&["ffn_gate", "ffn_up"]))?
+            } else {
+                // Phi-3: one matrix, the gate's rows then the up projection's.
+                let up = format!("{p}.ffn_up");
+                let rows = g.rows(&format!("{up}.weight"))?;
+                g.stacked(&up, vec![rows / 2, rows / 2])?
+            };
             layers.push(Layer {
                 attn_norm: g.norm(&format!("{p}.attn_norm.weight"), rms_eps)?,
-                qkv: g.projections(&names(&["attn_q", "attn_k", "attn_v"]))?,
+                qkv,
                 wo: g.matmul(&format!("{p}.attn_output.weight"))?,
                 ffn_norm: g.norm(&format!("{p}.ffn_norm.weight"), rms_eps)?,
-                gate_up: g.projections(&names(&["ffn_gate", "ffn_up"]))?,
+                gate_up,
                 w_down: g.matmul(&format!("{p}.ffn_down.weight"))?,
                 q_norm: g.optional_norm(&format!("{p}.attn_q_norm.weight"), rms_eps)?,
                 k_norm: g.optional_norm(&format!("{p}.attn_k_norm.weight"), rms_eps)?,
                 post_attn_norm: g.optional_norm(&format!("{p}.post_attention_norm.weight"), rms_eps)?,
                 post_ffn_norm: g.optional_norm(&format!("{p}.post_ffw_norm.weight"), rms_eps)?,
-                // Gemma 3: five local layers, then one global.
-                local: sliding_window.is_some() && i % 6 < 5,
+                local,
             });
         }
-        let (cos, sin) = rope_tables(head_dim, rope_base, context_length, g.device)
-            .map_err(|e| e.to_string())?;
-        // Gemma 3's local layers rotate with base 10,000 whatever the global base.
-        let rope_base_local = if sliding_window.is_some() { 10_000.0 } else { rope_base };
+        let rope = |base: f32, scaling: &RopeScaling| {
+            rope_tables(rotary_dims, base, context_length, scaling, g.device).map_err(|e| e.to_string())
+        };
+        let (cos, sin) = rope(rope_base, &rope_scaling)?;
+        // Local layers rotate with a base of their own: Gemma 3's 10,000 whatever the global
+        // base, and unscaled; Gemma 2's the global base and scaling.
+        let (rope_base_local, local_scaling) = match architecture {
+            Architecture::Gemma3 => (
+                g.md_f32("rope.freq_base_swa").unwrap_or(10_000.0),
+                RopeScaling {
+                    attn_factor: rope_scaling.attn_factor,
+                    ..RopeScaling::default()
+                },
+            ),
+            _ => (g.md_f32("rope.freq_base_swa").unwrap_or(rope_base), rope_scaling.clone()),
+        };
         let (cos_local, sin_local) = if sliding_window.is_some() {
-            rope_tables(head_dim, rope_base_local, context_length, g.device).map_err(|e| e.to_string())?
+            rope(rope_base_local, &local_scaling)?
         } else {
             (cos.clone(), sin.clone())
         };
+        let (default_attention_cap, default_output_cap) = architecture.soft_caps();
+        let cap = |key: &str, default: Option<f64>| match architecture {
+            Architecture::Gemma2 => g.md_f32(key).map(f64::from).or(default).filter(|&c| c > 0.0),
+            Architecture::Gemma3 if key == "final_logit_softcapping" => {
+                g.md_f32(key).map(f64::from).filter(|&c| c > 0.0)
+            }
+            _ => None,
+        };
         Ok(TransformerWeights {
             config: TransformerConfig {
-                architecture: g.arch.clone(),
+                architecture,
                 layers: layers_n,
                 heads,
                 kv_heads,
@@ -444,9 +618,14 @@ impl TransformerWeights {
                 context_length,
                 rms_eps,
                 rope_base,
-                rope_style,
-                activation: if gemma { Activation::GeluTanh } else { Activation::Silu },
-                embedding_scale: if gemma { Some((hidden as f64).sqrt()) } else { None },
+                rope_style: architecture.rope_style(),
+                rotary_dims,
+                rope_scaling,
+                activation: architecture.activation(),
+                embedding_scale: architecture.is_gemma().then(|| (hidden as f64).sqrt()),
+                attention_scale: architecture.attention_scale(layers_n, hidden, heads, head_dim),
+                attention_softcap: cap("attn_logit_softcapping", default_attention_cap),
+                output_softcap: cap("final_logit_softcapping", default_output_cap),
                 sliding_window,
                 rope_base_local,
             },
@@ -572,8 +751,27 @@ impl TransformerWeights {
             x.narrow(1, seq - 1, 1)?
         };
         let x = self.norm.forward(&x.contiguous()?)?;
-        let logits = self.output.forward(&x)?;
+        let mut logits = self.output.forward(&x)?;
+        if let Some(cap) = self.config.output_softcap {
+            logits = soft_cap(&logits, cap)?;
+        }
         logits.to_dtype(DType::F32)
+    }
+
+    /// Rotate the first `rotary_dims` of each head of `t` (`[b, heads, seq, head_dim]`); the
+    /// rest passes through (partial rotary, Phi-3/4).
+    fn rotate(&self, t: &Tensor, cos: &Tensor, sin: &Tensor) -> candle_core::Result<Tensor> {
+        let c = &self.config;
+        let rope = |x: &Tensor| match c.rope_style {
+            RopeStyle::Interleaved => candle_nn::rotary_emb::rope_i(x, cos, sin),
+            RopeStyle::Halves => candle_nn::rotary_emb::rope(x, cos, sin),
+        };
+        if c.rotary_dims == c.head_dim {
+            return rope(t);
+        }
+        let rotated = rope(&t.narrow(3, 0, c.rotary_dims)?.contiguous()?)?;
+        let kept = t.narrow(3, c.rotary_dims, c.head_dim - c.rotary_dims)?;
+        Tensor::cat(&[&rotated, &kept], 3)?.contiguous()
     }
 
     // The per-layer pieces of one forward step; bundling them would only rename the list.
@@ -606,23 +804,16 @@ impl TransformerWeights {
         let q = heads(q, &layer.q_norm, c.heads)?;
         let k = heads(k, &layer.k_norm, c.kv_heads)?;
         let v = heads(v, &None, c.kv_heads)?;
-        let (q, k) = match c.rope_style {
-            RopeStyle::Interleaved => (
-                candle_nn::rotary_emb::rope_i(&q, cos, sin)?,
-                candle_nn::rotary_emb::rope_i(&k, cos, sin)?,
-            ),
-            RopeStyle::Halves => (
-                candle_nn::rotary_emb::rope(&q, cos, sin)?,
-                candle_nn::rotary_emb::rope(&k, cos, sin)?,
-            ),
-        };
+        let (q, k) = (self.rotate(&q, cos, sin)?, self.rotate(&k, cos, sin)?);
         let (k, v) = append_kv(slot, past, &k, &v, c.context_length)?;
         // Grouped-query attention without copying K/V per query head: the query heads that
         // share a KV head are stacked as extra rows of that head.
         let n_rep = c.heads / c.kv_heads;
-        let scale = 1.0 / (c.head_dim as f64).sqrt();
-        let q = (q * scale)?.reshape((b, c.kv_heads, n_rep * seq, c.head_dim))?;
-        let att = q.matmul(&k.t()?)?;
+        let q = (q * c.attention_scale)?.reshape((b, c.kv_heads, n_rep * seq, c.head_dim))?;
+        let mut att = q.matmul(&k.t()?)?;
+        if let Some(cap) = c.attention_softcap {
+            att = soft_cap(&att, cap)?;
+        }
         let att = match mask {
             Some(m) => att.broadcast_add(m)?,
             None => att,
@@ -649,6 +840,32 @@ fn requantize_slow_type(t: QTensor) -> candle_core::Result<QTensor> {
         }
         _ => Ok(t),
     }
+}
+
+/// Whether the user opted into candle's quantized CUDA kernels (`ASSAY_CUDA_QUANTIZED=1`).
+fn cuda_quantized() -> bool {
+    std::env::var("ASSAY_CUDA_QUANTIZED").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// A weight matrix ready to multiply. On CUDA, candle's quantized kernels gave wrong greedy
+/// output for SmolLM2 where the same weights dequantized to f16 were right (docs/gpu.md):
+/// until the quantized path is verified on a GPU (scripts/gpu_check.sh), CUDA runs f16
+/// weights — twice to four times the memory of the file, still far below a GPU's — and says
+/// so once. `ASSAY_CUDA_QUANTIZED=1` opts back in.
+fn matmul_weights(t: Arc<QTensor>) -> candle_core::Result<QMatMul> {
+    let device = t.device();
+    let dense = matches!(t.dtype(), GgmlDType::F32 | GgmlDType::F16 | GgmlDType::BF16);
+    if device.is_cuda() && !dense && !cuda_quantized() {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            tracing::warn!(
+                "CUDA: quantized weights run dequantized to f16 (candle's quantized CUDA kernels \
+                 are not verified yet; ASSAY_CUDA_QUANTIZED=1 uses them)"
+            )
+        });
+        return Ok(QMatMul::TensorF16(t.dequantize_f16(&device)?));
+    }
+    QMatMul::from_arc(t)
 }
 
 /// `t` (on the CPU) on `device`.
@@ -686,21 +903,9 @@ fn attention_mask(
     Tensor::from_vec(data, (n_rep * seq, kv), device).map(Some)
 }
 
-fn rope_tables(
-    head_dim: usize,
-    base: f32,
-    positions: usize,
-    device: &Device,
-) -> candle_core::Result<(Tensor, Tensor)> {
-    let inv_freq: Vec<f32> = (0..head_dim / 2)
-        .map(|i| 1.0 / base.powf(2.0 * i as f32 / head_dim as f32))
-        .collect();
-    let inv_freq = Tensor::from_vec(inv_freq, (1, head_dim / 2), device)?;
-    let pos = Tensor::arange(0u32, positions as u32, device)?
-        .to_dtype(DType::F32)?
-        .reshape((positions, 1))?;
-    let angles = pos.broadcast_mul(&inv_freq)?;
-    Ok((angles.cos()?, angles.sin()?))
+/// `cap * tanh(x / cap)`: bounds scores smoothly (Gemma 2).
+fn soft_cap(x: &Tensor, cap: f64) -> candle_core::Result<Tensor> {
+    (x / cap)?.tanh()? * cap
 }
 
 /// Log-softmax of one row of logits, in f64 for a stable sum.
