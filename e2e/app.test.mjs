@@ -14,6 +14,7 @@ import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, mkdirSync, readFileSync, existsSync, cpSync, copyFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createHash } from "node:crypto";
 import net from "node:net";
 import path from "node:path";
 import { Builder, By, Key, until } from "selenium-webdriver";
@@ -428,4 +429,36 @@ test("in dark mode the main views follow the system theme", async () => {
   await (await $(`#review-pairs article button[data-action="edit"]`)).click();
   await driver.executeScript("document.getElementById('review').scrollIntoView()");
   await shot("18-dark-review");
+});
+
+test("the models screen finds the models Ollama and the Hugging Face cache hold and registers them", async () => {
+  // Folders laid out as those tools lay theirs out, holding small real GGUF files; a models
+  // folder of its own, so the user's registry is not touched.
+  const ollama = path.join(work, "ollama-models");
+  const gguf = path.join(root, "tests/fixtures/llm/arch/qwen3.gguf");
+  const digest = createHash("sha256").update(readFileSync(gguf)).digest("hex");
+  mkdirSync(path.join(ollama, "blobs"), { recursive: true });
+  copyFileSync(gguf, path.join(ollama, "blobs", `sha256-${digest}`));
+  mkdirSync(path.join(ollama, "manifests/models.example/library/qwen3"), { recursive: true });
+  writeFileSync(path.join(ollama, "manifests/models.example/library/qwen3/4b"), JSON.stringify({
+    schemaVersion: 2, layers: [{ mediaType: "application/vnd.ollama.image.model", digest: `sha256:${digest}`, size: 1 }],
+  }));
+  const hf = path.join(work, "hf-hub/models--org--Phi-3-GGUF/snapshots/abc");
+  mkdirSync(hf, { recursive: true });
+  copyFileSync(path.join(root, "tests/fixtures/llm/arch/phi3.gguf"), path.join(hf, "phi-3.gguf"));
+  writeFileSync(path.join(hf, "mmproj-phi-3.gguf"), "not a language model");
+  await quit();
+  await launch({ ASSAY_MODELS: path.join(work, "scan-models"), OLLAMA_MODELS: ollama, HF_HUB_CACHE: path.join(work, "hf-hub") });
+  await nav("models");
+  await (await $("#models-scan")).click();
+  await $("#scan-table tbody tr");
+  const rows = await Promise.all((await $$("#scan-table tbody tr")).map((r) => r.getText()));
+  assert.equal(rows.length, 3, rows.join("\n"));
+  assert.ok(rows.some((r) => /Ollama\s*qwen3:4b\s*added as qwen3-4b/.test(r)), rows.join("\n"));
+  assert.ok(rows.some((r) => /org\/Phi-3-GGUF\/phi-3\.gguf\s*added as/.test(r)), rows.join("\n"));
+  assert.ok(rows.some((r) => /mmproj-phi-3\.gguf\s*skipped: a vision projector/.test(r)), rows.join("\n"));
+  assert.match(await text("#models-status"), /3 found, 2 added/);
+  const added = await $('#models-table tr[data-model="qwen3-4b"]');
+  assert.match(await added.getText(), /qwen3/);
+  await shot("19-models-scan");
 });

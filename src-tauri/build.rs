@@ -17,6 +17,7 @@ fn main() {
         "list_models",
         "pull_model",
         "add_model",
+        "scan_models",
         "list_judges",
         "choose_save_path",
         "choose_folder",

@@ -96,6 +96,8 @@ fn plan(request: &StartRequest, dataset_name: &str, cancel: &Arc<AtomicBool>) ->
             judge_model: None,
             judges_dir: default_judges_dir(),
             knowledge: None,
+            // An http target's file says how many requests it may have in flight.
+            concurrency: None,
         },
         target_given: target.is_some(),
         dataset_name: dataset_name.to_string(),
@@ -171,6 +173,7 @@ fn worker(app: AppHandle, request: StartRequest, cancel: Arc<AtomicBool>, ready:
                 device: DeviceChoice::Cpu,
                 cancel: Some(cancel.clone()),
                 judges_dir: default_judges_dir(),
+                concurrency: None,
             })],
         };
         Ok::<_, String>((dataset, store, plans))

@@ -33,6 +33,7 @@ fn main() {
             models::list_models,
             models::pull_model,
             models::add_model,
+            models::scan_models,
             write_grants::choose_save_path,
             write_grants::choose_folder,
         ])

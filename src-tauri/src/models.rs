@@ -1,7 +1,9 @@
 //! The Models screen's commands over the core's registry: list what is known and installed,
-//! pull a model on a worker thread with `pull-progress` events, register a local GGUF.
+//! pull a model on a worker thread with `pull-progress` events, register a local GGUF, and
+//! register the GGUF models Ollama, LM Studio and the Hugging Face cache already hold.
 
 use assay::llm::registry::{InstallState, Registry};
+use assay::llm::scan::{find_models, register_found, ScanRoots, ScannedModel};
 use assay::llm::{pull, GgufInfo, PullEvent};
 use serde::Serialize;
 use std::path::Path;
@@ -108,4 +110,17 @@ pub async fn add_model(path: String) -> Result<String, String> {
     let mut registry = Registry::load().map_err(|e| e.to_string())?;
     let entry = registry.add(Path::new(&path), None).map_err(|e| e.to_string())?;
     Ok(entry.id)
+}
+
+/// Find the models other tools hold in their default places and register them by reference
+/// (the same as `assay models scan`). Reading headers and hashing new files takes a while:
+/// done off the UI's thread.
+#[tauri::command]
+pub async fn scan_models() -> Result<Vec<ScannedModel>, String> {
+    tauri::async_runtime::spawn_blocking(|| {
+        let mut registry = Registry::load().map_err(|e| e.to_string())?;
+        Ok(register_found(&mut registry, find_models(&ScanRoots::for_this_user())))
+    })
+    .await
+    .map_err(|e| e.to_string())?
 }

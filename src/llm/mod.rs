@@ -22,6 +22,7 @@ pub mod pull;
 pub mod pull_hf;
 pub mod registry;
 pub mod rope;
+pub mod scan;
 pub mod scoring;
 pub mod structured;
 pub mod synthetic;

@@ -28,6 +28,9 @@ pub struct Answer {
     /// Wall time the target took for this answer (for a reused generation: when it was made).
     #[serde(default)]
     pub latency_ms: u64,
+    /// Time to the first chunk of a streamed answer (to the response's headers when whole).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_chunk_ms: Option<u64>,
     /// The generation was served from the store's generation cache, not computed again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,

@@ -45,6 +45,9 @@ pub struct JsonItem {
     pub metrics: BTreeMap<String, f64>,
     pub verdicts: BTreeMap<String, Verdict>,
     pub latency_ms: Option<u64>,
+    /// Time to the first chunk of a streamed answer (http target).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_chunk_ms: Option<u64>,
     pub prompt_tokens: Option<u32>,
     pub completion_tokens: Option<u32>,
     /// The answer's generation was served from the store's generation cache.
@@ -93,6 +96,7 @@ fn json_run(report: &RunReport) -> JsonRun {
                     metrics: item.metrics.clone(),
                     verdicts: item.verdicts.clone(),
                     latency_ms: answer.map(|a| a.latency_ms),
+                    first_chunk_ms: answer.and_then(|a| a.first_chunk_ms),
                     prompt_tokens: answer.and_then(|a| a.prompt_tokens),
                     completion_tokens: answer.and_then(|a| a.completion_tokens),
                     cached: answer.is_some_and(|a| a.cached),

@@ -35,7 +35,7 @@ pub enum RunError {
     Busy { run: String },
     #[error("run {run}: cannot take the run's lease: {message}")]
     Lease { run: String, message: String },
-    #[error("run {run} is already finished; nothing to resume")]
+    #[error("run {run} is already finished with every item answered; nothing to resume")]
     AlreadyFinished { run: String },
     #[error(transparent)]
     Metrics(MetricsError),
@@ -99,9 +99,15 @@ pub fn start_run(
     Ok(run)
 }
 
-/// Check that `run` may be resumed over `dataset` with `config`.
-pub fn plan_resume(run: &RunRecord, dataset: &Dataset, config: &RunConfig) -> Result<(), RunError> {
-    if run.status == RunStatus::Finished {
+/// Check that `run` may be resumed over `dataset` with `config`. A finished run may be, when
+/// `failed_items` of it are waiting for another try.
+pub fn plan_resume(
+    run: &RunRecord,
+    dataset: &Dataset,
+    config: &RunConfig,
+    failed_items: usize,
+) -> Result<(), RunError> {
+    if run.status == RunStatus::Finished && failed_items == 0 {
         return Err(RunError::AlreadyFinished {
             run: run.id.clone(),
         });
@@ -194,7 +200,7 @@ pub fn execute_judged(
     let selection = metric_selection(&run.config)?;
     let _lease = super::lease::RunLease::take(store.path(), &run.id)?;
     // Read under the lease: another process may have finished the run meanwhile.
-    if store.find_run(&run.id)?.status == RunStatus::Finished {
+    if store.find_run(&run.id)?.status == RunStatus::Finished && store.failed_item_count(&run.id)? == 0 {
         return Err(RunError::AlreadyFinished { run: run.id.clone() });
     }
     let planned = planned_questions(dataset, &run.config);
@@ -210,72 +216,81 @@ pub fn execute_judged(
         already_done: done,
     });
     store.set_status(&run.id, RunStatus::Running, None)?;
-    for (position, question) in planned {
-        if done_ids.contains(&question.id) {
-            continue;
-        }
+    let pending: Vec<(usize, &Question)> = planned
+        .into_iter()
+        .filter(|(_, q)| !done_ids.contains(&q.id))
+        .collect();
+    // A target that works on several questions at once (requests to a server) gets them in
+    // batches; each answer is then scored, judged and committed on its own, as before.
+    for batch in pending.chunks(target.concurrency().max(1)) {
         if cancel.load(Ordering::Relaxed) {
             store.set_status(&run.id, RunStatus::Cancelled, Some(&now_rfc3339()))?;
             return Ok(RunStatus::Cancelled);
         }
-        on_progress(&Progress::ItemStarted {
-            question_id: question.id.clone(),
-            question: question.question.clone(),
-        });
+        for (_, question) in batch {
+            on_progress(&Progress::ItemStarted {
+                question_id: question.id.clone(),
+                question: question.question.clone(),
+            });
+        }
         let started = Instant::now();
-        let answered = target.answer(question);
-        // A cancel raised while the target worked may have cut its answer short (generation
-        // stops between tokens): that item is not committed, so a resume asks it again.
+        let answers = match batch {
+            [(_, question)] => vec![target.answer(question)],
+            _ => target.answer_batch(&batch.iter().map(|(_, q)| *q).collect::<Vec<_>>()),
+        };
+        // A cancel raised while the target worked may have cut its answers short (generation
+        // stops between tokens): those items are not committed, so a resume asks them again.
         if cancel.load(Ordering::Relaxed) {
             store.set_status(&run.id, RunStatus::Cancelled, Some(&now_rfc3339()))?;
             return Ok(RunStatus::Cancelled);
         }
-        let item = match answered {
-            Ok(mut answer) => {
-                if answer.latency_ms == 0 {
-                    answer.latency_ms = started.elapsed().as_millis() as u64;
+        for (&(position, question), answered) in batch.iter().zip(answers) {
+            let item = match answered {
+                Ok(mut answer) => {
+                    if answer.latency_ms == 0 {
+                        answer.latency_ms = started.elapsed().as_millis() as u64;
+                    }
+                    let scores =
+                        metrics::score_selected(question, &answer, run.config.top_k, &selection);
+                    // A judge that fails on an item records an unscored verdict; it never errors here.
+                    let verdicts = match judges.as_deref_mut() {
+                        Some(panel) => panel.judge(question, &answer),
+                        None => BTreeMap::new(),
+                    };
+                    ItemRecord {
+                        question: question.clone(),
+                        position,
+                        metrics: scores,
+                        answer: Some(answer),
+                        error: None,
+                        verdicts,
+                        finished_at: now_rfc3339(),
+                    }
                 }
-                let scores =
-                    metrics::score_selected(question, &answer, run.config.top_k, &selection);
-                // A judge that fails on an item records an unscored verdict; it never errors here.
-                let verdicts = match judges.as_deref_mut() {
-                    Some(panel) => panel.judge(question, &answer),
-                    None => BTreeMap::new(),
-                };
-                ItemRecord {
+                Err(e) => ItemRecord {
                     question: question.clone(),
                     position,
-                    metrics: scores,
-                    answer: Some(answer),
-                    error: None,
-                    verdicts,
+                    answer: None,
+                    error: Some(e.to_string()),
+                    metrics: BTreeMap::new(),
+                    verdicts: BTreeMap::new(),
                     finished_at: now_rfc3339(),
-                }
+                },
+            };
+            if cancel.load(Ordering::Relaxed) {
+                // The judges stop between tokens too: an item judged halfway is not committed.
+                store.set_status(&run.id, RunStatus::Cancelled, Some(&now_rfc3339()))?;
+                return Ok(RunStatus::Cancelled);
             }
-            Err(e) => ItemRecord {
-                question: question.clone(),
-                position,
-                answer: None,
-                error: Some(e.to_string()),
-                metrics: BTreeMap::new(),
-                verdicts: BTreeMap::new(),
-                finished_at: now_rfc3339(),
-            },
-        };
-        if cancel.load(Ordering::Relaxed) {
-            // The item in flight may have been cut short (generation stops between tokens):
-            // it is not committed, so a resume redoes it whole.
-            store.set_status(&run.id, RunStatus::Cancelled, Some(&now_rfc3339()))?;
-            return Ok(RunStatus::Cancelled);
+            store.record_item(&run.id, &item)?;
+            done += 1;
+            on_progress(&Progress::ItemDone {
+                question_id: question.id.clone(),
+                done,
+                total,
+                error: item.error.clone(),
+            });
         }
-        store.record_item(&run.id, &item)?;
-        done += 1;
-        on_progress(&Progress::ItemDone {
-            question_id: question.id.clone(),
-            done,
-            total,
-            error: item.error.clone(),
-        });
     }
     store.set_status(&run.id, RunStatus::Finished, Some(&now_rfc3339()))?;
     Ok(RunStatus::Finished)

@@ -109,6 +109,7 @@ pub fn plan_experiment(request: &ExperimentRequest) -> Vec<RunRequest> {
                 judge_model: cell.judge_model.clone().or_else(|| base.judge_model.clone()),
                 judges_dir: base.judges_dir.clone(),
                 knowledge: *arm,
+                concurrency: base.concurrency,
             });
         }
     }
@@ -199,6 +200,7 @@ mod tests {
             judge_model: None,
             judges_dir: None,
             knowledge: None,
+            concurrency: None,
         }
     }
 

@@ -43,6 +43,8 @@ pub struct RunRequest {
     pub judges_dir: Option<PathBuf>,
     /// An arm of the knowledge-removal experiment; None for an ordinary run.
     pub knowledge: Option<KnowledgeArm>,
+    /// Requests in flight at once (http target); None: the target's own setting.
+    pub concurrency: Option<usize>,
 }
 
 /// Settings given again on resume; any that differ from the stored run make resume refuse.
@@ -59,6 +61,7 @@ pub struct ResumeRequest {
     pub device: DeviceChoice,
     pub cancel: Option<Arc<AtomicBool>>,
     pub judges_dir: Option<PathBuf>,
+    pub concurrency: Option<usize>,
 }
 
 /// A run ready to execute.
@@ -162,6 +165,7 @@ pub fn check_new_run(dataset: &Dataset, request: &RunRequest) -> Result<CheckedR
         cancel: request.cancel.clone(),
         generation_cache: None,
         remove_golden_context: request.knowledge == Some(KnowledgeArm::Removed),
+        concurrency: request.concurrency,
     };
     let judges = judge_panel(
         &request.judges,
@@ -244,6 +248,7 @@ pub fn prepare_resume(
         cancel: request.cancel.clone(),
         generation_cache: Some(store.path().to_path_buf()),
         remove_golden_context: record.config.knowledge == Some(KnowledgeArm::Removed),
+        concurrency: request.concurrency,
     };
     let built = build_target(&spec, dataset, &options)?;
     let mut config = record.config.clone();
@@ -259,7 +264,7 @@ pub fn prepare_resume(
     if !record.config.judge_specs.is_empty() {
         config.judge_specs = judge_spec_hashes(&config.judges, request.judges_dir.as_deref())?;
     }
-    plan_resume(&record, dataset, &config)?;
+    plan_resume(&record, dataset, &config, store.failed_item_count(&record.id)?)?;
     let judges = judge_panel(
         &config.judges,
         config.judge_model.as_deref(),

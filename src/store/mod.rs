@@ -253,6 +253,14 @@ impl Store {
             .transpose()
             .map_err(|e| corrupt("answer", e))?;
         let tx = self.conn.transaction().map_err(sqlite)?;
+        // A retried item replaces its failed attempt whole.
+        for table in ["metrics", "verdicts", "items"] {
+            tx.execute(
+                &format!("DELETE FROM {table} WHERE run_id = ?1 AND question_id = ?2"),
+                params![run_id, item.question.id],
+            )
+            .map_err(sqlite)?;
+        }
         tx.execute(
             "INSERT INTO items (run_id, question_id, position, question_json, answer_json, error,
              latency_ms, prompt_tokens, completion_tokens, finished_at)
@@ -363,9 +371,11 @@ impl Store {
 
     /// Ids of the questions a run has already committed (finished or errored).
     pub fn done_question_ids(&self, run_id: &str) -> Result<HashSet<String>, StoreError> {
+        // An item that failed (no answer, the target's error kept) is not done: a resume asks
+        // it again.
         let mut statement = self
             .conn
-            .prepare("SELECT question_id FROM items WHERE run_id = ?1")
+            .prepare("SELECT question_id FROM items WHERE run_id = ?1 AND error IS NULL")
             .map_err(|e| self.err(e))?;
         let ids = statement
             .query_map([run_id], |r| r.get::<_, String>(0))
@@ -373,6 +383,18 @@ impl Store {
             .collect::<Result<HashSet<_>, _>>()
             .map_err(|e| self.err(e))?;
         Ok(ids)
+    }
+
+    /// Items of the run whose target failed (kept with the error, unscored).
+    pub fn failed_item_count(&self, run_id: &str) -> Result<usize, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM items WHERE run_id = ?1 AND error IS NOT NULL",
+                [run_id],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as usize)
+            .map_err(|e| self.err(e))
     }
 
     /// A run's items in dataset order, with their metrics and verdicts.

@@ -1,16 +1,21 @@
 //! Targets: the system under test. A target turns a question into an `Answer`.
 //!
 //! Implementations: `answers` replays a JSONL file of answers produced elsewhere; `retrieve`
-//! runs retrieval alone; `rag` retrieves, then answers with a local model and cites chunks. Every target fills
+//! runs retrieval alone; `rag` retrieves, then answers with a local model and cites chunks;
+//! `http` asks the user's own service over HTTP. Every target fills
 //! the same `Answer`, so metrics, judges, the store and reports never care which one ran.
 
 mod answers;
+mod http;
+mod http_spec;
 mod rag;
 mod retrieve;
 mod sources;
 mod spec;
 
 pub use answers::{load_answers_file, AnswersFileTarget, ReplayedAnswer};
+pub use http::HttpTarget;
+pub use http_spec::{HttpSpecError, HttpTargetSpec};
 pub use sources::{answer_text, answer_with_sources, SOURCES_CUE};
 pub use retrieve::{golden_chunks, RetrieveSetup, RetrieveTarget};
 pub use rag::{cited_ids, RagCache, RagPrompt, RagPromptError, RagTarget, DEFAULT_RAG_PROMPT};
@@ -34,4 +39,13 @@ pub trait Target {
     /// A short description stored with the run, e.g. `answers:answers-careful.jsonl`.
     fn describe(&self) -> String;
     fn answer(&mut self, question: &Question) -> Result<Answer, TargetError>;
+    /// How many questions [`Target::answer_batch`] takes at once.
+    fn concurrency(&self) -> usize {
+        1
+    }
+    /// Answer several questions; a target that can work on them side by side (requests to a
+    /// server) overrides this. Results come back in the questions' order.
+    fn answer_batch(&mut self, questions: &[&Question]) -> Vec<Result<Answer, TargetError>> {
+        questions.iter().map(|q| self.answer(q)).collect()
+    }
 }

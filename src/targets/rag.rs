@@ -183,6 +183,7 @@ impl Target for RagTarget {
                     prompt_tokens: Some(hit.prompt_tokens),
                     completion_tokens: Some(hit.completion_tokens),
                     latency_ms: hit.latency_ms,
+                    first_chunk_ms: None,
                     cached: true,
                 });
             }
@@ -209,6 +210,7 @@ impl Target for RagTarget {
             prompt_tokens: Some(generation.prompt_tokens as u32),
             completion_tokens: Some(generation.tokens.len() as u32),
             latency_ms,
+            first_chunk_ms: None,
             cached: false,
         })
     }

@@ -1,12 +1,12 @@
 //! `--target` values: parsing a target spec and building the target it names.
 //!
 //! `answers:FILE` replays a file; `retrieve` runs retrieval alone; `rag` retrieves and then
-//! generates with a local model. What a target reads besides the dataset (the answers file,
+//! generates with a local model; `http:FILE.toml` asks the user's own service. What a target reads besides the dataset (the answers file,
 //! the prompt template, the model file) is fingerprinted into the run config, so a resumed run
 //! or a cached generation can never silently mix inputs.
 
 use super::rag::{RagCache, RagPrompt, RagPromptError, RagTarget};
-use super::{load_answers_file, AnswersFileTarget, RetrieveTarget, Target};
+use super::{load_answers_file, AnswersFileTarget, HttpTarget, HttpTargetSpec, RetrieveTarget, Target};
 use crate::dataset::{Dataset, DatasetError};
 use crate::llm::{DeviceChoice, GenerationParams, LanguageModel, LlmError, Registry};
 use crate::retrieve::{IndexReport, IndexSettings, RetrievalMode, RetrieveError};
@@ -22,10 +22,14 @@ pub const DEFAULT_GENERATOR: &str = "qwen2.5-coder-0.5b-instruct";
 
 #[derive(Debug, thiserror::Error)]
 pub enum TargetSpecError {
-    #[error("unknown target {0:?}; available: answers:FILE, retrieve, rag")]
+    #[error("unknown target {0:?}; available: answers:FILE, retrieve, rag, http:FILE.toml")]
     Unknown(String),
     #[error("--target answers needs a file: --target answers:FILE")]
     AnswersWithoutFile,
+    #[error("--target http needs the service's description: --target http:FILE.toml (see examples/http-target)")]
+    HttpWithoutFile,
+    #[error(transparent)]
+    Http(#[from] super::HttpSpecError),
     #[error("{file}: answers file not found (looked in the current folder and in {dataset})")]
     AnswersNotFound { file: String, dataset: PathBuf },
     #[error(transparent)]
@@ -58,6 +62,8 @@ pub struct TargetOptions {
     pub generation_cache: Option<PathBuf>,
     /// Retrieve without the chunks that hold each question's golden context.
     pub remove_golden_context: bool,
+    /// Requests in flight at once (http); None: the target file's setting.
+    pub concurrency: Option<usize>,
 }
 
 /// A built target, and the fingerprints of its inputs that belong in the run config.
@@ -93,6 +99,23 @@ pub fn build_target(
             })
         }
         _ if spec == "answers" => Err(TargetSpecError::AnswersWithoutFile),
+        Some(("http", file)) => {
+            let path = Path::new(file);
+            let (http, text) = HttpTargetSpec::load(path)?;
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| file.to_string());
+            Ok(BuiltTarget {
+                target: Box::new(HttpTarget::new(http, name, options.concurrency, options.cancel.clone())),
+                // The file as written: `${NAME}` references, never the secrets they name.
+                input_sha256: Some(hex::encode(Sha256::digest(text.as_bytes()))),
+                model: None,
+                index: None,
+                answers_in_text: true,
+            })
+        }
+        _ if spec == "http" => Err(TargetSpecError::HttpWithoutFile),
         _ if spec.starts_with("retrieve") => {
             let (retriever, index) = retriever(dataset, options)?;
             Ok(BuiltTarget {

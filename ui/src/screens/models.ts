@@ -1,8 +1,9 @@
 // Models: what the registry knows, whether it is installed (size, architecture, quantization,
-// sha256 state), pull with progress, and adding a GGUF file already on disk.
+// sha256 state), pull with progress, adding a GGUF file already on disk, and finding the models
+// other tools (Ollama, LM Studio, the Hugging Face cache) hold.
 import { open } from "@tauri-apps/plugin-dialog";
 import { listen } from "@tauri-apps/api/event";
-import { api, errorText, ModelsView, PullProgress } from "../api";
+import { api, errorText, ModelsView, PullProgress, ScannedModel } from "../api";
 import { h, append, clear } from "../dom";
 import { bytes, fixed } from "../format";
 
@@ -21,7 +22,7 @@ export async function renderModels(area: HTMLElement): Promise<void> {
   const refresh = async () => {
     clear(content);
     try {
-      draw(content, await api.listModels(), status);
+      draw(content, await api.listModels(), status, refresh);
     } catch (e) {
       append(content, h("p", { class: "error" }, errorText(e)));
     }
@@ -41,7 +42,60 @@ export async function renderModels(area: HTMLElement): Promise<void> {
   await refresh();
 }
 
-function draw(content: HTMLElement, view: ModelsView, status: HTMLElement): void {
+const sourceText: Record<ScannedModel["source"], string> = {
+  "ollama": "Ollama", "lm-studio": "LM Studio", "hugging-face": "Hugging Face cache",
+};
+
+function outcomeText(m: ScannedModel): string {
+  switch (m.outcome) {
+    case "added": return `added as ${m.id}`;
+    case "already-registered": return `already registered as ${m.id}`;
+    case "skipped": return `skipped: ${m.reason}`;
+  }
+}
+
+function scanSection(status: HTMLElement, refresh: () => Promise<void>): HTMLElement[] {
+  const results = h("div", { id: "scan-results" });
+  const button = h("button", { id: "models-scan", onclick: async () => {
+    button.setAttribute("disabled", "");
+    status.className = ""; status.textContent = "looking for models…";
+    try {
+      const found = await api.scanModels();
+      const added = found.filter((m) => m.outcome === "added").length;
+      await refresh();
+      // refresh() redraws the screen: show the results in the new section.
+      const target = document.getElementById("scan-results");
+      if (target) drawScan(target, found);
+      status.textContent = `${found.length} found, ${added} added`;
+    } catch (e) {
+      status.className = "error"; status.textContent = errorText(e);
+    } finally {
+      button.removeAttribute("disabled");
+    }
+  } }, "Find models");
+  return [
+    h("h2", {}, "Models other tools hold"),
+    h("p", { class: "muted" }, "Ollama, LM Studio and the Hugging Face cache, in their usual folders: found GGUF files are registered where they are (nothing is copied)."),
+    h("div", { class: "row" }, button),
+    results,
+  ];
+}
+
+function drawScan(target: HTMLElement, found: ScannedModel[]): void {
+  clear(target);
+  if (found.length === 0) {
+    append(target, h("p", { class: "muted" }, "No GGUF models found."));
+    return;
+  }
+  append(target, h("table", { class: "rows", id: "scan-table" },
+    h("thead", {}, h("tr", {}, ...["source", "name", "outcome"].map((t) => h("th", {}, t)))),
+    h("tbody", {}, ...found.map((m) => h("tr", { "data-outcome": m.outcome },
+      h("td", {}, sourceText[m.source] ?? m.source),
+      h("td", { class: "mono" }, m.name),
+      h("td", { class: m.outcome === "skipped" ? "muted" : "" }, outcomeText(m)))))));
+}
+
+function draw(content: HTMLElement, view: ModelsView, status: HTMLElement, refresh: () => Promise<void>): void {
   const body = h("tbody");
   for (const m of view.models) {
     const pull = m.state === "verified" || m.state === "present" || m.source === "added locally" ? null
@@ -68,5 +122,6 @@ function draw(content: HTMLElement, view: ModelsView, status: HTMLElement): void
       h("button", { onclick: async () => { const p = await open({ filters: [{ name: "GGUF", extensions: ["gguf"] }] }); if (typeof p === "string") path.value = p; } }, "Browse…"),
       h("button", { id: "model-add", onclick: async () => {
         try { status.className = ""; status.textContent = `added ${await api.addModel(path.value.trim())}`; } catch (e) { status.className = "error"; status.textContent = errorText(e); }
-      } }, "Add")));
+      } }, "Add")),
+    ...scanSection(status, refresh));
 }
