@@ -22,6 +22,11 @@ echo "== models for the tests (cached in the models dir, checked by sha256)" >&2
 target/debug/assay models pull smollm2-135m-instruct
 target/debug/assay models pull minilm-l6-v2
 
+echo "== llama-server for the inference-server tests (built once, cached outside the clone)" >&2
+install_missing cmake ninja-build
+scripts/llm_build_llama_server.sh
+export PATH="${ASSAY_TOOLS:-$HOME/.cache/assay/llama-cpp}/bin:$PATH"
+
 echo "== desktop app: UI unit tests and the end-to-end test under Xvfb" >&2
 desktop=0
 scripts/desktop-test.sh --no-build 2>&1 || desktop=$?
