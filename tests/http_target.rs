@@ -130,7 +130,7 @@ fn a_service_killed_mid_run_leaves_unscored_items_that_resume_completes() {
     let target = target_file(dir.path(), port, "/ask", &[("retries = 3", "retries = 1")]);
     let spec = format!("http:{}", target.display());
     let dataset = common::trailgear();
-    let mut running = assay_command(&["run", dataset.to_str().unwrap(), "--target", &spec, "--limit", "8", "--concurrency", "1"], &db)
+    let running = assay_command(&["run", dataset.to_str().unwrap(), "--target", &spec, "--limit", "8", "--concurrency", "1"], &db)
         .env("ASSISTANT_TOKEN", TOKEN)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

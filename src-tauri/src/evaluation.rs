@@ -246,7 +246,7 @@ fn worker(app: AppHandle, request: StartRequest, cancel: Arc<AtomicBool>, ready:
             emit(&app, forwarded);
         };
         let outcome =
-            run::execute_judged(&mut store, &record, &dataset, target.as_mut(), judges.as_mut(), &mut on_progress, &cancel);
+            run::execute_judged(&mut store, &record, &dataset, target.as_mut(), judges.as_deref_mut(), &mut on_progress, &cancel);
         match outcome {
             Ok(status) => {
                 emit(&app, ProgressEvent::Finished { run_id: record.id.clone(), status: status.as_str().into() });

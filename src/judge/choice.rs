@@ -226,7 +226,7 @@ fn explain(model: &LanguageModel, rendered: &str, label: &str) -> Result<String,
 /// A jury's verdict: the mean of its members' expected scores; unscored when any member is
 /// (a mean over fewer members would be another jury). Label: the best outcome at a mean of 0.5
 /// or more, or the calibrated band.
-fn jury_verdict(spec: &JudgeSpec, verdicts: &BTreeMap<String, Verdict>) -> Verdict {
+pub(super) fn jury_verdict(spec: &JudgeSpec, verdicts: &BTreeMap<String, Verdict>) -> Verdict {
     let mut scores = Vec::new();
     for member in &spec.members {
         match verdicts.get(member).and_then(|v| v.score) {
@@ -255,9 +255,19 @@ fn jury_verdict(spec: &JudgeSpec, verdicts: &BTreeMap<String, Verdict>) -> Verdi
 }
 
 /// An input the judge needs but the item lacks (e.g. no retrieved context for faithfulness).
-fn missing_input(spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Option<String> {
+pub(super) fn missing_input(spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Option<String> {
     spec.inputs
         .iter()
         .find(|input| !variables.contains_key(input.as_str()))
         .map(|input| format!("the item has no `{input}` (needed by judge {})", spec.name))
+}
+
+impl super::Judging for JudgePanel {
+    fn names(&self) -> Vec<String> {
+        JudgePanel::names(self)
+    }
+
+    fn judge(&mut self, question: &Question, answer: &Answer) -> BTreeMap<String, Verdict> {
+        JudgePanel::judge(self, question, answer)
+    }
 }

@@ -12,11 +12,23 @@ mod error;
 pub mod prompt;
 pub mod distribution;
 pub mod reading;
+pub mod served;
 pub mod spec;
 
 pub use choice::JudgePanel;
+pub use served::ServedJudgePanel;
 pub use error::JudgeError;
 pub use reading::Reading;
 pub use spec::{JudgeMode, JudgeSpec, SpecError};
 
 pub use crate::record::Verdict;
+
+use std::collections::BTreeMap;
+
+/// A run's judges: on the in-process runtime ([`JudgePanel`]) or on a served model
+/// ([`ServedJudgePanel`]).
+pub trait Judging {
+    fn names(&self) -> Vec<String>;
+    /// Every judge's verdict on one item; a judge that fails gives an unscored verdict.
+    fn judge(&mut self, question: &crate::dataset::Question, answer: &crate::record::Answer) -> BTreeMap<String, Verdict>;
+}

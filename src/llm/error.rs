@@ -44,6 +44,8 @@ pub enum LlmError {
     },
     #[error("device: {0}")]
     Device(String),
+    #[error("{endpoint}: {message}")]
+    Server { endpoint: String, message: String },
     #[error("{0}")]
     Invalid(String),
     #[error("model computation failed: {}", candle_message(.0))]

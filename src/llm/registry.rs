@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::architecture::{Architecture, SUPPORTED_ARCHITECTURES};
 use super::error::{LlmError, Result};
+use super::server::ServerSpec;
 
 /// The registry file shipped with Assay, as written in the repository.
 pub const BUILTIN_MODELS_TOML: &str = include_str!("../../models/models.toml");
@@ -82,6 +83,9 @@ pub struct HfSource {
 struct RegistryFile {
     #[serde(default, rename = "model")]
     models: Vec<ModelEntry>,
+    /// Models served by an inference server (only in the user's file).
+    #[serde(default, rename = "server", skip_serializing_if = "Vec::is_empty")]
+    servers: Vec<ServerSpec>,
 }
 
 /// Whether a model's files are on disk and match their sha256.
@@ -102,6 +106,8 @@ pub enum InstallState {
 pub struct Registry {
     pub models_dir: PathBuf,
     pub models: Vec<ModelEntry>,
+    /// Served models from the user's file.
+    pub servers: Vec<ServerSpec>,
 }
 
 /// `$ASSAY_MODELS`, else `<platform data dir>/assay/models`.
@@ -121,6 +127,11 @@ pub fn default_models_dir() -> Result<PathBuf> {
 
 /// Parse a registry file's text; errors name `file` and the field (with its line).
 pub fn parse_models_toml(text: &str, file: &Path) -> Result<Vec<ModelEntry>> {
+    parse_registry_file(text, file).map(|parsed| parsed.models)
+}
+
+/// A registry file whole: its models and its served models, each checked.
+fn parse_registry_file(text: &str, file: &Path) -> Result<RegistryFile> {
     let parsed: RegistryFile = toml::from_str(text).map_err(|e| {
         let (line, col) = e
             .span()
@@ -193,7 +204,23 @@ pub fn parse_models_toml(text: &str, file: &Path) -> Result<Vec<ModelEntry>> {
             }
         }
     }
-    Ok(parsed.models)
+    for (i, s) in parsed.servers.iter().enumerate() {
+        let bad = |message: String| LlmError::Registry {
+            file: file.to_path_buf(),
+            field: format!("server[{i}] ({})", s.id),
+            message,
+        };
+        if !valid_id(&s.id) {
+            return Err(bad("id: must be non-empty: lowercase letters, digits, `.`, `-`, `_`".into()));
+        }
+        if seen.insert(s.id.clone(), i).is_some() {
+            return Err(bad("id: appears twice".into()));
+        }
+        if let Some(problem) = s.problem() {
+            return Err(bad(problem));
+        }
+    }
+    Ok(parsed)
 }
 
 /// A distribution name as the packaging specification allows it.
@@ -240,9 +267,21 @@ impl Registry {
     pub fn load_in(models_dir: PathBuf) -> Result<Self> {
         let mut models = parse_models_toml(BUILTIN_MODELS_TOML, Path::new(BUILTIN_MODELS_NAME))?;
         let user_file = models_dir.join(USER_MODELS_FILE);
+        let mut servers = Vec::new();
         if user_file.exists() {
             let text = fs::read_to_string(&user_file).map_err(|e| LlmError::io(&user_file, e))?;
-            for m in parse_models_toml(&text, &user_file)? {
+            let user = parse_registry_file(&text, &user_file)?;
+            for s in &user.servers {
+                if models.iter().any(|b| b.id == s.id) {
+                    return Err(LlmError::Registry {
+                        file: user_file.clone(),
+                        field: format!("server ({}).id", s.id),
+                        message: "is already a built-in model id".into(),
+                    });
+                }
+            }
+            servers = user.servers;
+            for m in user.models {
                 if models.iter().any(|b| b.id == m.id) {
                     return Err(LlmError::Registry {
                         file: user_file,
@@ -253,7 +292,50 @@ impl Registry {
                 models.push(m);
             }
         }
-        Ok(Registry { models_dir, models })
+        Ok(Registry { models_dir, models, servers })
+    }
+
+    /// The served model registered as `id`, if it is one.
+    pub fn server(&self, id: &str) -> Option<&ServerSpec> {
+        self.servers.iter().find(|s| s.id == id)
+    }
+
+    /// Register a served model in the user's models file.
+    pub fn add_server(&mut self, spec: ServerSpec) -> Result<()> {
+        let user_file = self.models_dir.join(USER_MODELS_FILE);
+        let bad = |message: String| LlmError::Registry {
+            file: user_file.clone(),
+            field: format!("server ({})", spec.id),
+            message,
+        };
+        if !valid_id(&spec.id) {
+            return Err(bad("id: use lowercase letters, digits, `.`, `-`, `_`".into()));
+        }
+        if self.models.iter().any(|m| m.id == spec.id) || self.server(&spec.id).is_some() {
+            return Err(bad(format!("id `{}` is already registered", spec.id)));
+        }
+        if let Some(problem) = spec.problem() {
+            return Err(bad(problem));
+        }
+        self.update_user_file(|user| user.servers.push(spec.clone()))?;
+        self.servers.push(spec);
+        Ok(())
+    }
+
+    /// Read the user's models file (or start one), change it, write it back whole.
+    fn update_user_file(&self, change: impl FnOnce(&mut RegistryFile)) -> Result<()> {
+        fs::create_dir_all(&self.models_dir).map_err(|e| LlmError::io(&self.models_dir, e))?;
+        let user_file = self.models_dir.join(USER_MODELS_FILE);
+        let mut user = if user_file.exists() {
+            let text = fs::read_to_string(&user_file).map_err(|e| LlmError::io(&user_file, e))?;
+            parse_registry_file(&text, &user_file)?
+        } else {
+            RegistryFile::default()
+        };
+        change(&mut user);
+        let text = toml::to_string_pretty(&user)
+            .map_err(|e| LlmError::Invalid(format!("writing {}: {e}", user_file.display())))?;
+        write_atomically(&user_file, text.as_bytes())
     }
 
     pub fn entry(&self, id: &str) -> Result<&ModelEntry> {
@@ -373,16 +455,7 @@ impl Registry {
             path: Some(path.clone()),
         };
         fs::create_dir_all(&self.models_dir).map_err(|e| LlmError::io(&self.models_dir, e))?;
-        let user_file = self.models_dir.join(USER_MODELS_FILE);
-        let mut user = RegistryFile::default();
-        if user_file.exists() {
-            let text = fs::read_to_string(&user_file).map_err(|e| LlmError::io(&user_file, e))?;
-            user.models = parse_models_toml(&text, &user_file)?;
-        }
-        user.models.push(entry.clone());
-        let text = toml::to_string_pretty(&user)
-            .map_err(|e| LlmError::Invalid(format!("writing {}: {e}", user_file.display())))?;
-        write_atomically(&user_file, text.as_bytes())?;
+        self.update_user_file(|user| user.models.push(entry.clone()))?;
         write_stamp(&path, &entry.files[0], &self.stamp_path(&entry, &entry.files[0]));
         self.models.push(entry.clone());
         Ok(entry)

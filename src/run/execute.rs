@@ -2,7 +2,7 @@
 
 use crate::record::{now_rfc3339, RunConfig};
 use crate::dataset::{Dataset, Question};
-use crate::judge::JudgePanel;
+use crate::judge::Judging;
 use crate::metrics::{self, MetricSelection, MetricsError};
 use crate::store::{ItemRecord, RunRecord, RunStatus, Store, StoreError};
 use crate::targets::Target;
@@ -193,7 +193,7 @@ pub fn execute_judged(
     run: &RunRecord,
     dataset: &Dataset,
     target: &mut dyn Target,
-    mut judges: Option<&mut JudgePanel>,
+    mut judges: Option<&mut (dyn Judging + 'static)>,
     on_progress: &mut dyn FnMut(&Progress),
     cancel: &AtomicBool,
 ) -> Result<RunStatus, RunError> {

@@ -5,8 +5,8 @@ use super::execute::{metric_selection, plan_resume, start_run, RunError};
 use super::{KnowledgeArm, RunConfig};
 use crate::dataset::Dataset;
 use crate::store::{RunRecord, Store};
-use crate::judge::{spec, JudgePanel};
-use crate::llm::{DeviceChoice, LanguageModel, Registry};
+use crate::judge::{spec, Judging, JudgePanel, ServedJudgePanel};
+use crate::llm::{DeviceChoice, LanguageModel, Registry, ServerModel};
 use crate::retrieve::RetrievalMode;
 use crate::retrieve::IndexReport;
 use crate::targets::{build_target, Target, TargetOptions};
@@ -71,7 +71,7 @@ pub struct PreparedRun {
     /// The retrieval index the target uses, and whether it was reused or rebuilt.
     pub index: Option<IndexReport>,
     /// The judges, when the run has any.
-    pub judges: Option<JudgePanel>,
+    pub judges: Option<Box<dyn Judging>>,
 }
 
 /// The judge model when a run names judges but no `--judge-model` (DESIGN.md: the 1.5B model;
@@ -97,7 +97,7 @@ fn judge_panel(
     model: Option<&str>,
     dir: Option<&std::path::Path>,
     device: DeviceChoice,
-) -> Result<Option<(JudgePanel, String)>, RunError> {
+) -> Result<Option<(Box<dyn Judging>, String)>, RunError> {
     if names.is_empty() {
         return Ok(None);
     }
@@ -106,8 +106,15 @@ fn judge_panel(
     let chosen = spec::select(&specs, names).map_err(|e| judge_error(e.to_string()))?;
     let model_id = model.unwrap_or(DEFAULT_JUDGE_MODEL).to_string();
     let registry = Registry::load().map_err(|e| judge_error(e.to_string()))?;
-    let model = LanguageModel::by_id(&registry, &model_id, device).map_err(|e| judge_error(e.to_string()))?;
-    let panel = JudgePanel::new(chosen, model).map_err(|e| judge_error(e.to_string()))?;
+    let panel: Box<dyn Judging> = match registry.server(&model_id) {
+        Some(server) => Box::new(
+            ServedJudgePanel::new(chosen, Arc::new(ServerModel::new(server.clone()))).map_err(|e| judge_error(e.to_string()))?,
+        ),
+        None => {
+            let model = LanguageModel::by_id(&registry, &model_id, device).map_err(|e| judge_error(e.to_string()))?;
+            Box::new(JudgePanel::new(chosen, model).map_err(|e| judge_error(e.to_string()))?)
+        }
+    };
     Ok(Some((panel, model_id)))
 }
 
@@ -119,7 +126,7 @@ pub struct CheckedRun {
     experiment: Option<String>,
     target: Box<dyn Target>,
     index: Option<IndexReport>,
-    judges: Option<JudgePanel>,
+    judges: Option<Box<dyn Judging>>,
     /// How the target was built, to build it again with the store's generation cache.
     target_spec: String,
     options: TargetOptions,

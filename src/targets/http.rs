@@ -6,6 +6,7 @@
 //! the item is unscored (never zero) and `assay run --resume` asks again.
 
 use std::io::{BufRead, BufReader, Read};
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 use super::http_spec::{expand_env, HttpTargetSpec, ResponseStream};
 use super::{Target, TargetError};
 use crate::dataset::Question;
+use crate::llm::sse;
 use crate::record::Answer;
 
 /// A response body larger than this is refused (an answer is text, not a download).
@@ -160,75 +162,59 @@ impl HttpTarget {
         })
     }
 
-    /// Server-sent events (`sse`: an event's `data:` lines, ended by a blank line; `[DONE]`
-    /// ends the stream) or one JSON document per line.
+    /// Server-sent events (`data:` lines; `[DONE]` ends the stream) or one JSON document
+    /// per line, each a chunk of the answer.
     fn read_stream(&self, reader: impl Read, started: Instant, sse: bool) -> Result<ReadAnswer, Attempt> {
         let mut read = ReadAnswer::default();
         let mut chunks = 0usize;
-        let mut event = String::new();
-        let mut lines = BufReader::new(reader).lines();
-        loop {
-            if self.cancelled() {
-                return Err(Attempt::Final("cancelled".into()));
+        let mut on_chunk = |data: &str| -> Result<ControlFlow<()>, Attempt> {
+            let data = data.trim();
+            if data == "[DONE]" {
+                return Ok(ControlFlow::Break(()));
             }
-            let line = match lines.next() {
-                Some(Ok(line)) => Some(line.strip_suffix('\r').map(str::to_string).unwrap_or(line)),
-                Some(Err(e)) => {
-                    return Err(Attempt::Transient {
-                        message: format!("the stream broke after {chunks} chunks: {e}"),
-                        wait: None,
-                    })
+            if data.is_empty() {
+                return Ok(ControlFlow::Continue(()));
+            }
+            chunks += 1;
+            read.first_chunk_ms.get_or_insert(started.elapsed().as_millis() as u64);
+            let json: serde_json::Value = serde_json::from_str(data).map_err(|e| {
+                Attempt::Final(format!("streamed chunk {chunks} is not JSON ({e}): {}", snippet(data)))
+            })?;
+            match json.pointer(&self.spec.response.answer) {
+                Some(serde_json::Value::String(s)) => read.text.push_str(s),
+                None | Some(serde_json::Value::Null) => {}
+                Some(other) => {
+                    return Err(Attempt::Final(format!(
+                        "streamed chunk {chunks}: {} is {}, not text",
+                        self.spec.response.answer,
+                        kind(other)
+                    )))
                 }
-                None => None,
-            };
-            // The data of a chunk this line completes, if it completes one.
-            let data = if sse {
-                match &line {
-                    Some(l) if !l.is_empty() => {
-                        // Other fields (event:, id:, retry:) and comments carry no answer.
-                        if let Some(d) = l.strip_prefix("data:") {
-                            if !event.is_empty() {
-                                event.push('\n');
-                            }
-                            event.push_str(d.strip_prefix(' ').unwrap_or(d));
-                        }
-                        None
-                    }
-                    // A blank line, or the end of the stream, dispatches the event.
-                    _ => (!event.is_empty()).then(|| std::mem::take(&mut event)),
+            }
+            if let Some(citations) = self.citations_in(&json)? {
+                read.citations = citations;
+            }
+            Ok(ControlFlow::Continue(()))
+        };
+        let broke = |e: std::io::Error, n: usize| Attempt::Transient {
+            message: format!("the stream broke after {n} chunks: {e}"),
+            wait: None,
+        };
+        let cancelled = || self.cancelled();
+        let cancel = || Attempt::Final("cancelled".into());
+        if sse {
+            sse::read_events(reader, &cancelled, &mut on_chunk, broke, cancel)?;
+        } else {
+            for (n, line) in BufReader::new(reader).lines().enumerate() {
+                if cancelled() {
+                    return Err(cancel());
                 }
-            } else {
-                line.as_deref().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string)
-            };
-            if let Some(data) = data {
-                if data.trim() == "[DONE]" {
+                if on_chunk(&line.map_err(|e| broke(e, n))?)?.is_break() {
                     break;
                 }
-                chunks += 1;
-                read.first_chunk_ms.get_or_insert(started.elapsed().as_millis() as u64);
-                let json: serde_json::Value = serde_json::from_str(&data).map_err(|e| {
-                    Attempt::Final(format!("streamed chunk {chunks} is not JSON ({e}): {}", snippet(&data)))
-                })?;
-                match json.pointer(&self.spec.response.answer) {
-                    Some(serde_json::Value::String(s)) => read.text.push_str(s),
-                    None | Some(serde_json::Value::Null) => {}
-                    Some(other) => {
-                        return Err(Attempt::Final(format!(
-                            "streamed chunk {chunks}: {} is {}, not text",
-                            self.spec.response.answer,
-                            kind(other)
-                        )))
-                    }
-                }
-                if let Some(citations) = self.citations_in(&json)? {
-                    read.citations = citations;
-                }
-            }
-            if line.is_none() {
-                break;
             }
         }
-        if chunks == 0 {
+        if read.first_chunk_ms.is_none() {
             return Err(Attempt::Final("the stream ended without a chunk".into()));
         }
         Ok(read)

@@ -1,6 +1,6 @@
 //! The `rag` target: retrieve the top-k chunks (scoped to the question's `doc` when set), build
 //! a prompt from an editable template (`prompts/rag.md` by default), generate with a local
-//! model, and read the chunk ids the answer cites.
+//! model or one an inference server serves, and read the chunk ids the answer cites.
 //!
 //! Citations are taken only from ids the model was shown: an id it invents is not a citation.
 //! After the answer the model names its sources (see `sources`), so every finished answer has
@@ -9,7 +9,7 @@
 use super::sources::{answer_text, answer_with_sources, SOURCES_CUE};
 use super::{Answer, RetrieveTarget, Target, TargetError};
 use crate::dataset::Question;
-use crate::llm::{untrusted, ChatMessage, FinishReason, GenerationParams, LanguageModel};
+use crate::llm::{untrusted, ChatMessage, FinishReason, GenerationParams, LanguageModel, ServerModel};
 use crate::store::{generation_key, CachedGeneration, GenerationCache};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -113,46 +113,78 @@ impl RagPrompt {
 
 pub struct RagTarget {
     retriever: RetrieveTarget,
-    model: Arc<LanguageModel>,
     prompt: RagPrompt,
-    params: GenerationParams,
-    cancel: Option<Arc<AtomicBool>>,
-    cache: Option<RagCache>,
+    writer: AnswerWriter,
+    /// Questions answered at once (a served model; the local runtime answers one at a time).
+    concurrency: usize,
 }
 
-/// Where earlier generations are looked up, and the model file's sha256 that keys them.
+/// The generating half of the target, shared by the threads that ask a server side by side.
+struct AnswerWriter {
+    generator: Generator,
+    params: GenerationParams,
+    cancel: Option<Arc<AtomicBool>>,
+    /// A database connection is used by one thread at a time.
+    cache: Option<std::sync::Mutex<RagCache>>,
+}
+
+/// What writes the answers: the in-process runtime, or a model an inference server serves.
+pub enum Generator {
+    Local(Arc<LanguageModel>),
+    Server(Arc<ServerModel>),
+}
+
+impl Generator {
+    pub fn id(&self) -> &str {
+        match self {
+            Generator::Local(m) => &m.name,
+            Generator::Server(s) => &s.spec.id,
+        }
+    }
+}
+
+/// Where earlier generations are looked up, and what keys them: the model file's sha256, or
+/// `server:` and the served model's name.
 pub struct RagCache {
     pub generations: GenerationCache,
     pub model_sha256: String,
 }
 
+/// A question's retrieval done and prompt written, ready to generate.
+struct Prepared {
+    retrieved: Vec<crate::record::RetrievedChunk>,
+    user: String,
+    started: Instant,
+}
+
+/// After a served model's answer, the sources question (a served model cannot be held to a
+/// grammar portably, so the reply is read for excerpt numbers; numbers not shown are dropped).
+const SERVER_SOURCES_QUESTION: &str = "Which of the numbered excerpts did your answer use? Reply with their numbers only, e.g. [1, 3], or [none].";
+
 impl RagTarget {
     pub fn new(
         retriever: RetrieveTarget,
-        model: Arc<LanguageModel>,
+        generator: Generator,
         prompt: RagPrompt,
         params: GenerationParams,
         cancel: Option<Arc<AtomicBool>>,
         cache: Option<RagCache>,
+        concurrency: usize,
     ) -> Self {
         RagTarget {
             retriever,
-            model,
             prompt,
-            params,
-            cancel,
-            cache,
+            writer: AnswerWriter {
+                generator,
+                params,
+                cancel,
+                cache: cache.map(std::sync::Mutex::new),
+            },
+            concurrency: concurrency.max(1),
         }
     }
-}
 
-impl Target for RagTarget {
-    fn describe(&self) -> String {
-        let removed = if self.retriever.removes_golden_context() { ":context-removed" } else { "" };
-        format!("rag:{}{removed}", self.model.name)
-    }
-
-    fn answer(&mut self, question: &Question) -> Result<Answer, TargetError> {
+    fn prepare(&mut self, question: &Question) -> Result<Prepared, TargetError> {
         let started = Instant::now();
         let retrieved = self.retriever.answer(question)?.retrieved;
         let excerpts: Vec<(&str, &str)> = retrieved
@@ -163,18 +195,29 @@ impl Target for RagTarget {
             .prompt
             .render(&question.question, question.doc.as_deref(), &excerpts)
             .map_err(|e| TargetError::Failed(e.to_string()))?;
-        let prompt = self
-            .model
-            .chat_prompt(&[ChatMessage::user(user)])
-            .map_err(|e| TargetError::Failed(e.to_string()))?;
+        Ok(Prepared { retrieved, user, started })
+    }
+}
+
+impl AnswerWriter {
+    fn generate(&self, prepared: Prepared) -> Result<Answer, TargetError> {
+        let Prepared { retrieved, user, started } = prepared;
+        let failed = |e: crate::llm::LlmError| TargetError::Failed(e.to_string());
+        // The text the cache keys: the whole prompt for the local runtime (its chat template
+        // included), the user message for a server (which applies its own).
+        let prompt = match &self.generator {
+            Generator::Local(model) => model.chat_prompt(&[ChatMessage::user(user.clone())]).map_err(failed)?,
+            Generator::Server(_) => user.clone(),
+        };
         let shown: Vec<&str> = retrieved.iter().map(|c| c.chunk_id.as_str()).collect();
         let cache_error = |e: crate::store::StoreError| TargetError::Failed(format!("generation cache: {e}"));
-        let key = self
-            .cache
+        let poisoned = || TargetError::Failed("generation cache: poisoned by a panic".into());
+        let cache = self.cache.as_ref().map(|c| c.lock().map_err(|_| poisoned())).transpose()?;
+        // The cue in the key: answers stored before the sources step are not served.
+        let key = cache
             .as_ref()
-            // The cue in the key: answers stored before the sources step are not served.
             .map(|c| generation_key(&c.model_sha256, &format!("{prompt}{SOURCES_CUE}"), &self.params));
-        if let (Some(cache), Some(key)) = (&self.cache, &key) {
+        if let (Some(cache), Some(key)) = (&cache, &key) {
             if let Some(hit) = cache.generations.get(key).map_err(cache_error)? {
                 return Ok(Answer {
                     citations: cited_ids(&hit.text, &shown),
@@ -188,30 +231,127 @@ impl Target for RagTarget {
                 });
             }
         }
-        let generation = answer_with_sources(&self.model, &prompt, &self.params, shown.len(), self.cancel.as_deref())
-            .map_err(|e| TargetError::Failed(e.to_string()))?;
-        let latency_ms = started.elapsed().as_millis() as u64;
-        if let (Some(cache), Some(key)) = (&self.cache, &key) {
-            // A cancelled generation is cut short: not what the same request would give.
-            if generation.finish != FinishReason::Cancelled {
-                let stored = CachedGeneration {
-                    text: generation.text.clone(),
+        // Not held while generating: other threads look up and store meanwhile.
+        drop(cache);
+        let written = match &self.generator {
+            Generator::Local(model) => {
+                let generation =
+                    answer_with_sources(model, &prompt, &self.params, shown.len(), self.cancel.as_deref()).map_err(failed)?;
+                Written {
+                    cancelled: generation.finish == FinishReason::Cancelled,
+                    text: generation.text,
                     prompt_tokens: generation.prompt_tokens as u32,
                     completion_tokens: generation.tokens.len() as u32,
+                    first_chunk_ms: None,
+                }
+            }
+            Generator::Server(server) => self.server_answer(server, &user, shown.len()).map_err(failed)?,
+        };
+        let latency_ms = started.elapsed().as_millis() as u64;
+        if let (Some(cache), Some(key)) = (&self.cache, &key) {
+            let cache = cache.lock().map_err(|_| poisoned())?;
+            // A cancelled generation is cut short: not what the same request would give.
+            if !written.cancelled {
+                let stored = CachedGeneration {
+                    text: written.text.clone(),
+                    prompt_tokens: written.prompt_tokens,
+                    completion_tokens: written.completion_tokens,
                     latency_ms,
                 };
                 cache.generations.put(key, &cache.model_sha256, &stored).map_err(cache_error)?;
             }
         }
         Ok(Answer {
-            citations: cited_ids(&generation.text, &shown),
-            text: answer_text(&generation.text).to_string(),
+            citations: cited_ids(&written.text, &shown),
+            text: answer_text(&written.text).to_string(),
             retrieved,
-            prompt_tokens: Some(generation.prompt_tokens as u32),
-            completion_tokens: Some(generation.tokens.len() as u32),
+            prompt_tokens: Some(written.prompt_tokens),
+            completion_tokens: Some(written.completion_tokens),
             latency_ms,
-            first_chunk_ms: None,
+            first_chunk_ms: written.first_chunk_ms,
             cached: false,
+        })
+    }
+
+    /// A served model's answer, then its sources as a second turn; the text has the same
+    /// shape as the local runtime's (answer, `SOURCES_CUE`, the list).
+    fn server_answer(&self, server: &ServerModel, user: &str, shown: usize) -> Result<Written, crate::llm::LlmError> {
+        let cancel = self.cancel.as_deref();
+        let messages = [ChatMessage::user(user.to_string())];
+        let answer = server.chat(&messages, &self.params, cancel)?;
+        let mut written = Written {
+            text: answer.text.trim().to_string(),
+            prompt_tokens: answer.prompt_tokens.unwrap_or(0),
+            completion_tokens: answer.completion_tokens.unwrap_or(0),
+            first_chunk_ms: answer.first_token_ms,
+            cancelled: cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)),
+        };
+        if shown == 0 || written.cancelled || answer.finish_reason.as_deref() != Some("stop") {
+            return Ok(written);
+        }
+        let follow_up = [
+            ChatMessage::user(user.to_string()),
+            ChatMessage::assistant(written.text.clone()),
+            ChatMessage::user(SERVER_SOURCES_QUESTION.to_string()),
+        ];
+        let params = GenerationParams { max_tokens: 3 * shown + 8, temperature: 0.0, ..self.params.clone() };
+        let reply = server.chat(&follow_up, &params, cancel)?;
+        let numbers: Vec<String> = reply
+            .text
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|n| n.parse::<usize>().ok())
+            .filter(|n| (1..=shown).contains(n))
+            .map(|n| n.to_string())
+            .collect();
+        let list = if numbers.is_empty() { "none".to_string() } else { numbers.join(", ") };
+        written.text = format!("{}{SOURCES_CUE}{list}]", written.text);
+        written.prompt_tokens += reply.prompt_tokens.unwrap_or(0);
+        written.completion_tokens += reply.completion_tokens.unwrap_or(0);
+        Ok(written)
+    }
+}
+
+/// A generation as the cache and the answer need it, from either generator.
+struct Written {
+    text: String,
+    prompt_tokens: u32,
+    completion_tokens: u32,
+    first_chunk_ms: Option<u64>,
+    cancelled: bool,
+}
+
+impl Target for RagTarget {
+    fn describe(&self) -> String {
+        let removed = if self.retriever.removes_golden_context() { ":context-removed" } else { "" };
+        format!("rag:{}{removed}", self.writer.generator.id())
+    }
+
+    fn answer(&mut self, question: &Question) -> Result<Answer, TargetError> {
+        let prepared = self.prepare(question)?;
+        self.writer.generate(prepared)
+    }
+
+    fn concurrency(&self) -> usize {
+        match self.writer.generator {
+            Generator::Local(_) => 1,
+            Generator::Server(_) => self.concurrency,
+        }
+    }
+
+    /// Retrieval one question after another (the index is ours), then the served model
+    /// asked for all of them at once.
+    fn answer_batch(&mut self, questions: &[&Question]) -> Vec<Result<Answer, TargetError>> {
+        let prepared: Vec<Result<Prepared, TargetError>> = questions.iter().map(|q| self.prepare(q)).collect();
+        let writer = &self.writer;
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = prepared
+                .into_iter()
+                .map(|p| scope.spawn(move || writer.generate(p?)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(TargetError::Failed("the generation thread panicked".into()))))
+                .collect()
         })
     }
 }

@@ -5,10 +5,10 @@
 //! the prompt template, the model file) is fingerprinted into the run config, so a resumed run
 //! or a cached generation can never silently mix inputs.
 
-use super::rag::{RagCache, RagPrompt, RagPromptError, RagTarget};
+use super::rag::{Generator, RagCache, RagPrompt, RagPromptError, RagTarget};
 use super::{load_answers_file, AnswersFileTarget, HttpTarget, HttpTargetSpec, RetrieveTarget, Target};
 use crate::dataset::{Dataset, DatasetError};
-use crate::llm::{DeviceChoice, GenerationParams, LanguageModel, LlmError, Registry};
+use crate::llm::{DeviceChoice, GenerationParams, LanguageModel, LlmError, Registry, ServerModel};
 use crate::retrieve::{IndexReport, IndexSettings, RetrievalMode, RetrieveError};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -62,7 +62,8 @@ pub struct TargetOptions {
     pub generation_cache: Option<PathBuf>,
     /// Retrieve without the chunks that hold each question's golden context.
     pub remove_golden_context: bool,
-    /// Requests in flight at once (http); None: the target file's setting.
+    /// Requests in flight at once (http, or a served generator); None: the target file's
+    /// setting, or one.
     pub concurrency: Option<usize>,
 }
 
@@ -138,18 +139,29 @@ pub fn build_target(
                 .or_else(|| spec.strip_prefix("rag:").map(str::to_string))
                 .unwrap_or_else(|| DEFAULT_GENERATOR.to_string());
             let registry = Registry::load()?;
-            let model = LanguageModel::by_id(&registry, &model_id, options.device)?;
-            // The registry verified the file against this sha256 before it was loaded.
-            let model_sha256 = registry
-                .entry(&model_id)?
-                .files
-                .first()
-                .map(|f| f.sha256.to_ascii_lowercase())
-                .unwrap_or_default();
+            // The cache key and the run's fingerprint: the model file's sha256 (the registry
+            // verified the file against it before loading), or the served model's name.
+            let (generator, model_key, fingerprint) = match registry.server(&model_id) {
+                Some(server) => {
+                    let key = format!("server:{}", server.model);
+                    (Generator::Server(Arc::new(ServerModel::new(server.clone()))), key.clone(), key)
+                }
+                None => {
+                    let model = LanguageModel::by_id(&registry, &model_id, options.device)?;
+                    let sha = registry
+                        .entry(&model_id)?
+                        .files
+                        .first()
+                        .map(|f| f.sha256.to_ascii_lowercase())
+                        .unwrap_or_default();
+                    let path = model.path.to_string_lossy().into_owned();
+                    (Generator::Local(model), sha, path)
+                }
+            };
             let cache = match &options.generation_cache {
-                Some(db) if !model_sha256.is_empty() => Some(RagCache {
+                Some(db) if !model_key.is_empty() => Some(RagCache {
                     generations: crate::store::GenerationCache::open(db)?,
-                    model_sha256,
+                    model_sha256: model_key,
                 }),
                 _ => None,
             };
@@ -161,15 +173,16 @@ pub fn build_target(
             };
             let mut hasher = Sha256::new();
             hasher.update(prompt.source().as_bytes());
-            hasher.update(model.path.to_string_lossy().as_bytes());
+            hasher.update(fingerprint.as_bytes());
             Ok(BuiltTarget {
                 target: Box::new(RagTarget::new(
                     retriever,
-                    model,
+                    generator,
                     prompt,
                     params,
                     options.cancel.clone(),
                     cache,
+                    options.concurrency.unwrap_or(1),
                 )),
                 input_sha256: Some(hex::encode(hasher.finalize())),
                 model: Some(model_id),

@@ -325,7 +325,7 @@ fn execute_with_progress(
         &run_record,
         dataset,
         target.as_mut(),
-        judges.as_mut(),
+        judges.as_deref_mut(),
         &mut on_progress,
         cancel,
     )?;

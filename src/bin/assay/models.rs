@@ -7,7 +7,7 @@ use anyhow::Context;
 use assay::llm::registry::ModelEntry;
 use assay::llm::scan::{find_models, register_found, ScanOutcome, ScanRoots, ScannedModel};
 use assay::llm::{
-    pull_from, ChatMessage, DeviceChoice, GenerationParams, InstallState, LanguageModel, PullEvent,
+    ServerModel, ServerSpec, pull_from, ChatMessage, DeviceChoice, GenerationParams, InstallState, LanguageModel, PullEvent,
     PullSource, Registry,
 };
 use clap::Subcommand;
@@ -34,6 +34,23 @@ pub enum ModelsCommand {
         /// Id to register it under (default: from the file name).
         #[arg(long)]
         id: Option<String>,
+    },
+    /// Register a model an inference server serves through the OpenAI-compatible API
+    /// (llama-server, vLLM, Ollama, LM Studio); `--model` and `--judge-model` then take its id.
+    AddServer {
+        id: String,
+        /// API root, e.g. http://127.0.0.1:8080/v1; repeat for replicas (used in turn).
+        #[arg(long = "url", required = true)]
+        urls: Vec<String>,
+        /// The model name the server expects in requests.
+        #[arg(long = "served-model")]
+        served_model: String,
+        /// Environment variable holding the API key (the key itself is never stored).
+        #[arg(long)]
+        api_key_env: Option<String>,
+        /// Seconds per request.
+        #[arg(long, default_value_t = 300)]
+        timeout_s: u64,
     },
     /// Find the GGUF models Ollama, LM Studio and the Hugging Face cache already hold and
     /// register them by reference (nothing is copied).
@@ -98,6 +115,21 @@ fn print_scan(scanned: &[ScannedModel]) {
 }
 
 #[derive(Serialize)]
+struct ListedServer<'a> {
+    id: &'a str,
+    arch: &'static str,
+    description: String,
+    state: &'static str,
+    replicas: Vec<ListedReplica>,
+}
+
+#[derive(Serialize)]
+struct ListedReplica {
+    url: String,
+    problem: Option<String>,
+}
+
+#[derive(Serialize)]
 struct ListedModel<'a> {
     id: &'a str,
     arch: &'a str,
@@ -132,6 +164,18 @@ pub fn run(cmd: ModelsCommand) -> anyhow::Result<()> {
         ModelsCommand::Add { path, id } => {
             let entry = registry.add(&path, id.as_deref())?;
             println!("added {}: {}", entry.id, crate::terminal::text(&entry.description));
+            Ok(())
+        }
+        ModelsCommand::AddServer { id, urls, served_model, api_key_env, timeout_s } => {
+            let spec = ServerSpec { id: id.clone(), base_urls: urls, model: served_model, api_key_env, timeout_s, retries: 2 };
+            registry.add_server(spec.clone())?;
+            println!("added {id}: {} at {}", spec.model, spec.base_urls.join(", "));
+            for (url, outcome) in ServerModel::new(spec).probe() {
+                match outcome {
+                    Ok(()) => println!("  {url}: answers"),
+                    Err(reason) => println!("  {url}: not answering now ({})", crate::terminal::text(&reason)),
+                }
+            }
             Ok(())
         }
         ModelsCommand::Scan {
@@ -294,9 +338,30 @@ fn list(registry: &Registry, json: bool) -> anyhow::Result<()> {
             path: registry.file_path(m, &m.files[0]),
         })
         .collect();
+    // Served models: whether each replica answers now.
+    let servers: Vec<ListedServer> = registry
+        .servers
+        .iter()
+        .map(|spec| {
+            let replicas = ServerModel::new(spec.clone()).probe();
+            let answering = replicas.iter().filter(|(_, r)| r.is_ok()).count();
+            ListedServer {
+                id: &spec.id,
+                arch: "server",
+                description: format!("{} at {}", spec.model, spec.base_urls.join(", ")),
+                state: if answering > 0 { "answering" } else { "not_answering" },
+                replicas: replicas
+                    .into_iter()
+                    .map(|(url, r)| ListedReplica { url, problem: r.err() })
+                    .collect(),
+            }
+        })
+        .collect();
     let mut out = String::new();
     if json {
-        out = serde_json::to_string_pretty(&rows)? + "\n";
+        let mut all: Vec<serde_json::Value> = rows.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
+        all.extend(servers.iter().map(serde_json::to_value).collect::<Result<Vec<_>, _>>()?);
+        out = serde_json::to_string_pretty(&all)? + "\n";
         return print_out(&out);
     }
     out += &format!("models dir: {}\n", registry.models_dir.display());
@@ -315,6 +380,20 @@ fn list(registry: &Registry, json: bool) -> anyhow::Result<()> {
             format_size(r.size),
             crate::terminal::text(r.description)
         );
+    }
+    for s in servers {
+        let answering = s.replicas.iter().filter(|r| r.problem.is_none()).count();
+        out += &format!(
+            "{:<30} {:<7} {:>9}  {}\n    {}\n",
+            s.id,
+            s.arch,
+            "",
+            format!("served: {answering} of {} replicas answer", s.replicas.len()),
+            crate::terminal::text(&s.description)
+        );
+        for r in s.replicas.iter().filter(|r| r.problem.is_some()) {
+            out += &format!("    {}: {}\n", r.url, crate::terminal::text(r.problem.as_deref().unwrap_or_default()));
+        }
     }
     print_out(&out)
 }

@@ -1,0 +1,273 @@
+//! Served models through the real binary against a real llama.cpp `llama-server` (built by
+//! scripts/llm_build_llama_server.sh, on PATH in CI) serving SmolLM2 on 127.0.0.1: a rag run
+//! and a judged run over the server; choice verdicts over the server agree with the
+//! in-process runtime on the same file; two replicas share the load; a server killed mid-run
+//! leaves unscored items that `--resume` completes; the API key is in no file Assay writes;
+//! an unreachable server is an error that names the endpoint.
+
+mod common;
+mod llm_common;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::ok;
+
+const API_KEY: &str = "sk-local-9Xq2-never-stored";
+
+/// A llama-server process on 127.0.0.1, killed when dropped.
+struct LlamaServer {
+    child: Child,
+    port: u16,
+}
+
+impl LlamaServer {
+    fn start(model: &Path, port: u16, extra: &[&str]) -> LlamaServer {
+        let child = Command::new("llama-server")
+            .args(["-m", model.to_str().unwrap(), "--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["-t", "1", "-c", "8192", "-np", "4", "--jinja", "--metrics", "--no-webui"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("llama-server starts");
+        let server = LlamaServer { child, port };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !server.healthy() {
+            assert!(Instant::now() < deadline, "llama-server did not come up on port {port}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        server
+    }
+
+    fn healthy(&self) -> bool {
+        ureq::get(&format!("http://127.0.0.1:{}/health", self.port)).call().is_ok()
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    /// Requests this server finished (its Prometheus counter of decoded tokens > 0 means it
+    /// generated for at least one).
+    fn tokens_predicted(&self) -> f64 {
+        let text = ureq::get(&format!("http://127.0.0.1:{}/metrics", self.port))
+            .call()
+            .ok()
+            .and_then(|r| r.into_string().ok())
+            .unwrap_or_default();
+        text.lines()
+            .find(|l| l.starts_with("llamacpp:tokens_predicted_total"))
+            .and_then(|l| l.split_whitespace().last())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0)
+    }
+}
+
+impl Drop for LlamaServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn llama_server_available() -> bool {
+    let found = Command::new("llama-server").arg("--version").output().is_ok();
+    if !found {
+        eprintln!("\n*** SKIPPED: llama-server is not on PATH (scripts/llm_build_llama_server.sh builds it)\n");
+    }
+    found
+}
+
+/// A models folder of its own: the local SmolLM2 by reference, and `servers` registered.
+fn models_dir(dir: &Path, model: &Path, servers: &[(&str, Vec<String>, Option<&str>)]) -> PathBuf {
+    let models = dir.join("models");
+    let run = |args: &[&str]| ok(Command::new(env!("CARGO_BIN_EXE_assay")).args(args).env("ASSAY_MODELS", &models).output().unwrap());
+    run(&["models", "add", model.to_str().unwrap(), "--id", "smol-local"]);
+    for (id, urls, key_env) in servers {
+        let mut args = vec!["models", "add-server", id, "--served-model", "smollm2"];
+        for url in urls {
+            args.extend(["--url", url.as_str()]);
+        }
+        if let Some(env) = key_env {
+            args.extend(["--api-key-env", env]);
+        }
+        run(&args);
+    }
+    models
+}
+
+fn assay(models: &Path, db: &Path, args: &[&str]) -> std::process::Output {
+    common::assay_command(args, db)
+        .env("ASSAY_MODELS", models)
+        .env("SERVER_KEY", API_KEY)
+        .output()
+        .expect("assay runs")
+}
+
+fn items(out: &str) -> Vec<serde_json::Value> {
+    let json: serde_json::Value = serde_json::from_str(out).expect("json");
+    json["runs"][0]["items"].as_array().expect("items").clone()
+}
+
+#[test]
+fn rag_and_judges_run_over_llama_server_and_agree_with_the_in_process_runtime() {
+    let Some(model) = llm_common::smollm2() else { return };
+    if !llama_server_available() {
+        return;
+    }
+    let server = LlamaServer::start(&model.path, free_port(), &["--api-key", API_KEY]);
+    let dir = tempfile::tempdir().unwrap();
+    let models = models_dir(dir.path(), &model.path, &[("smol-served", vec![server.url()], Some("SERVER_KEY"))]);
+    let db = dir.path().join("assay.sqlite");
+    let dataset = common::trailgear();
+    let dataset = dataset.to_str().unwrap();
+
+    // The listing says whether the server answers.
+    let list = ok(Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["models", "list"])
+        .env("ASSAY_MODELS", &models)
+        .env("SERVER_KEY", API_KEY)
+        .output()
+        .unwrap());
+    assert!(list.contains("served: 1 of 1 replicas answer"), "{list}");
+
+    // Generation over the server, four questions in flight.
+    let out = ok(assay(
+        &models,
+        &db,
+        &["run", dataset, "--target", "rag", "--model", "smol-served", "--retrieval", "bm25", "--limit", "4", "--concurrency", "4", "--max-tokens", "48", "--json"],
+    ));
+    let rag_run: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rag_run = rag_run["runs"][0]["id"].as_str().unwrap().to_string();
+    let answered = items(&out);
+    assert_eq!(answered.len(), 4);
+    for item in &answered {
+        assert!(item["error"].is_null(), "{item}");
+        assert!(!item["answer"].as_str().unwrap().trim().is_empty(), "{item}");
+        assert!(item["completion_tokens"].as_u64().unwrap() > 0, "{item}");
+    }
+
+    // The same 20 answers judged over the server and in process: P(Yes) agrees.
+    let judged = |judge_model: &str, db: &Path| {
+        items(&ok(assay(
+            &models,
+            db,
+            &["run", dataset, "--target", "answers:answers-careful.jsonl", "--judges", "correct", "--judge-model", judge_model, "--limit", "20", "--json"],
+        )))
+    };
+    let served = judged("smol-served", &db);
+    let local = judged("smol-local", &dir.path().join("local.sqlite"));
+    let p_yes = |item: &serde_json::Value| item["verdicts"]["correct"]["distribution"]["Yes"].as_f64().expect("a scored verdict");
+    let diffs: Vec<f64> = served.iter().zip(&local).map(|(a, b)| (p_yes(a) - p_yes(b)).abs()).collect();
+    let mean = diffs.iter().sum::<f64>() / diffs.len() as f64;
+    eprintln!("P(Yes) served vs in-process over {} items: mean |Δ| {mean:.3}", diffs.len());
+    assert_eq!(diffs.len(), 20);
+    assert!(mean <= 0.05, "mean |ΔP| {mean:.3}: {diffs:?}");
+
+    // The key is in no file Assay wrote.
+    for file in [db.clone(), models.join("user-models.toml")] {
+        let bytes = std::fs::read(&file).unwrap();
+        assert!(!bytes.windows(API_KEY.len()).any(|w| w == API_KEY.as_bytes()), "the key is in {}", file.display());
+    }
+    let export = dir.path().join("runs.json");
+    ok(assay(&models, &db, &["export", &rag_run, "--format", "json", "--output", export.to_str().unwrap()]));
+    let bytes = std::fs::read(&export).unwrap();
+    assert!(!bytes.windows(API_KEY.len()).any(|w| w == API_KEY.as_bytes()));
+}
+
+#[test]
+fn two_replicas_share_the_load_and_a_killed_server_leaves_items_that_resume_completes() {
+    let Some(model) = llm_common::smollm2() else { return };
+    if !llama_server_available() {
+        return;
+    }
+    let first = LlamaServer::start(&model.path, free_port(), &[]);
+    let second = LlamaServer::start(&model.path, free_port(), &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let models = models_dir(dir.path(), &model.path, &[("smol-pair", vec![first.url(), second.url()], None)]);
+    let dataset = common::trailgear();
+    let dataset = dataset.to_str().unwrap();
+    let out = ok(assay(
+        &models,
+        &dir.path().join("pair.sqlite"),
+        &["run", dataset, "--target", "rag", "--model", "smol-pair", "--retrieval", "bm25", "--limit", "6", "--concurrency", "2", "--max-tokens", "24", "--json"],
+    ));
+    assert!(items(&out).iter().all(|i| i["error"].is_null()), "{out}");
+    assert!(first.tokens_predicted() > 0.0 && second.tokens_predicted() > 0.0, "both replicas answered");
+    drop(second);
+
+    // Killed mid-run: the items after it are unscored with the reason, resume finishes them.
+    let port = first.port;
+    let db = dir.path().join("killed.sqlite");
+    let models = models_dir(&dir.path().join("k"), &model.path, &[("smol-one", vec![first.url()], None)]);
+    let mut running = common::assay_command(
+        &["run", dataset, "--target", "rag", "--model", "smol-one", "--retrieval", "bm25", "--limit", "8", "--max-tokens", "64"],
+        &db,
+    )
+    .env("ASSAY_MODELS", &models)
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let answered = || -> i64 {
+        rusqlite::Connection::open(&db)
+            .and_then(|c| c.query_row("SELECT COUNT(*) FROM items WHERE error IS NULL", [], |r| r.get(0)))
+            .unwrap_or(0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while answered() < 2 {
+        assert!(Instant::now() < deadline, "no answers within two minutes");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(first);
+    let finished = running.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&finished.stderr);
+    assert!(stderr.contains("failed and are unscored"), "{stderr}");
+    assert!(stderr.contains(&format!("http://127.0.0.1:{port}/v1/chat/completions (smollm2)")), "{stderr}");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let (failed, run_id): (i64, String) = conn
+        .query_row("SELECT COUNT(*), MAX(run_id) FROM items WHERE error IS NOT NULL", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    assert!(failed >= 1);
+    drop(conn);
+    let _back = LlamaServer::start(&model.path, port, &[]);
+    let out = ok(common::assay_command(&["run", dataset, "--resume", &run_id, "--json"], &db)
+        .env("ASSAY_MODELS", &models)
+        .output()
+        .unwrap());
+    let done = items(&out);
+    assert_eq!(done.len(), 8);
+    assert!(done.iter().all(|i| i["error"].is_null()), "{out}");
+}
+
+#[test]
+fn an_unreachable_server_is_an_error_naming_the_endpoint() {
+    let Some(model) = llm_common::smollm2() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let models = models_dir(dir.path(), &model.path, &[("nowhere", vec![url.clone()], None)]);
+    let db = dir.path().join("assay.sqlite");
+    let dataset = common::trailgear();
+    // As a judge: refused before the run starts, nothing written.
+    let out = assay(
+        &models,
+        &db,
+        &["run", dataset.to_str().unwrap(), "--target", "answers:answers-careful.jsonl", "--judges", "correct", "--judge-model", "nowhere"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains(&format!("{url}/chat/completions (smollm2)")) && stderr.contains("Connection"), "{stderr}");
+    assert!(!db.exists());
+    // As a generator: each item unscored with the reason.
+    let out = ok(assay(&models, &db, &["run", dataset.to_str().unwrap(), "--target", "rag", "--model", "nowhere", "--retrieval", "bm25", "--limit", "1", "--json"]));
+    let error = items(&out)[0]["error"].as_str().unwrap().to_string();
+    assert!(error.contains(&url) && error.contains("Connection"), "{error}");
+}
