@@ -448,7 +448,7 @@ test("the models screen finds the models Ollama and the Hugging Face cache hold 
   copyFileSync(path.join(root, "tests/fixtures/llm/arch/phi3.gguf"), path.join(hf, "phi-3.gguf"));
   writeFileSync(path.join(hf, "mmproj-phi-3.gguf"), "not a language model");
   await quit();
-  await launch({ ASSAY_MODELS: path.join(work, "scan-models"), OLLAMA_MODELS: ollama, HF_HUB_CACHE: path.join(work, "hf-hub") });
+  await launch({ ASSAY_MODELS: path.join(work, "scan-models"), OLLAMA_MODELS: ollama, HF_HUB_CACHE: path.join(work, "hf-hub"), ASSISTANT_TOKEN: "e2e-token" });
   await nav("models");
   await (await $("#models-scan")).click();
   await $("#scan-table tbody tr");
@@ -461,4 +461,35 @@ test("the models screen finds the models Ollama and the Hugging Face cache hold 
   const added = await $('#models-table tr[data-model="qwen3-4b"]');
   assert.match(await added.getText(), /qwen3/);
   await shot("19-models-scan");
+});
+
+test("a run against your own service over HTTP starts from the window and finishes", async () => {
+  // The example service (streamed answers, a bearer token) on a free port; the app got the
+  // token through its environment, as a user's shell would give it.
+  const service = spawn("python3", [path.join(root, "examples/http-target/app.py"), path.join(dataset, "corpus"), "--port", "0"],
+    { env: { ...process.env, ASSISTANT_TOKEN: "e2e-token" }, stdio: ["ignore", "pipe", "inherit"] });
+  try {
+    const port = await new Promise((resolve, reject) => {
+      service.stdout.once("data", (d) => { const m = /listening on (\d+)/.exec(String(d)); m ? resolve(m[1]) : reject(new Error(String(d))); });
+      service.once("exit", (code) => reject(new Error(`the example service exited: ${code}`)));
+    });
+    const description = path.join(work, "assistant.toml");
+    writeFileSync(description, readFileSync(path.join(root, "examples/http-target/assistant.toml"), "utf8").replace("127.0.0.1:8765", `127.0.0.1:${port}`));
+    await nav("new");
+    await type("#run-dataset", dataset);
+    await (await $("#run-target")).sendKeys("http");
+    assert.ok(await (await $("#run-http")).isDisplayed(), "the service description field is offered");
+    assert.ok(!(await (await $("#run-top-k")).isDisplayed()), "retrieval settings are not: the service retrieves");
+    await type("#run-http", description);
+    await type("#run-limit", "3");
+    await type("#run-name", "my service");
+    await (await $("#run-start")).click();
+    await driver.wait(until.elementLocated(By.css("#open-finished")), 120000);
+    const run = runByName("my service");
+    assert.equal(run.status, "finished");
+    assert.equal(run.config.target, "http:assistant.toml");
+    await shot("20-http-run-finished");
+  } finally {
+    service.kill();
+  }
 });

@@ -207,7 +207,7 @@ fn two_replicas_share_the_load_and_a_killed_server_leaves_items_that_resume_comp
     let port = first.port;
     let db = dir.path().join("killed.sqlite");
     let models = models_dir(&dir.path().join("k"), &model.path, &[("smol-one", vec![first.url()], None)]);
-    let mut running = common::assay_command(
+    let running = common::assay_command(
         &["run", dataset, "--target", "rag", "--model", "smol-one", "--retrieval", "bm25", "--limit", "8", "--max-tokens", "64"],
         &db,
     )

@@ -16,7 +16,9 @@ pub struct ListedModel {
     arch: String,
     /// Bytes over all of the model's files.
     size: u64,
-    state: InstallState,
+    /// `verified`, `present`, `corrupt`, `missing`, or `served` for a model an inference
+    /// server serves.
+    state: String,
     path: String,
     /// From the GGUF header when the file is on disk (`Q4_K`, with its share of the weights).
     quantization: Option<String>,
@@ -35,14 +37,16 @@ pub struct ModelsView {
 #[tauri::command]
 pub async fn list_models() -> Result<ModelsView, String> {
     let registry = Registry::load().map_err(|e| e.to_string())?;
-    let models = registry
+    let mut models: Vec<ListedModel> = registry
         .models
         .iter()
         .map(|m| {
             let path = m.files.first().map(|f| registry.file_path(m, f)).unwrap_or_default();
             let state = registry.install_state(m);
             let info = match state {
-                InstallState::Verified | InstallState::Present if path.extension().is_some_and(|e| e == "gguf") => {
+                // Any model file but the embedding model's safetensors: Ollama's blobs have
+                // no extension, and the header says whether it is a GGUF.
+                InstallState::Verified | InstallState::Present if m.arch != "bert" => {
                     GgufInfo::read(&path).ok()
                 }
                 _ => None,
@@ -52,7 +56,7 @@ pub async fn list_models() -> Result<ModelsView, String> {
                 description: m.description.clone(),
                 arch: m.arch.clone(),
                 size: m.files.iter().map(|f| f.size).sum(),
-                state,
+                state: serde_json::to_value(state).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
                 path: path.display().to_string(),
                 quantization: info.as_ref().map(|i| i.quantization.clone()),
                 quantization_share: info.as_ref().map(|i| i.quantization_share),
@@ -67,6 +71,20 @@ pub async fn list_models() -> Result<ModelsView, String> {
             }
         })
         .collect();
+    // Served models: usable as generators and judges; whether they answer is the server's
+    // business at run time (the CLI's `models list` asks them).
+    models.extend(registry.servers.iter().map(|s| ListedModel {
+        id: s.id.clone(),
+        description: format!("{} (OpenAI-compatible API)", s.model),
+        arch: "server".into(),
+        size: 0,
+        state: "served".into(),
+        path: s.base_urls.join(", "),
+        quantization: None,
+        quantization_share: None,
+        parameters: None,
+        source: "inference server".into(),
+    }));
     Ok(ModelsView { models_dir: registry.models_dir.display().to_string(), models })
 }
 

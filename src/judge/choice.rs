@@ -110,16 +110,7 @@ impl JudgePanel {
                 verdicts.insert(key, verdict);
             }
         }
-        for spec in self.judges.iter().filter(|j| j.mode == JudgeMode::Jury) {
-            let verdict = jury_verdict(spec, &verdicts);
-            verdicts.insert(spec.name.clone(), verdict);
-        }
-        // Pass or fail by each spec's own threshold, on the final label (calibrated or jury).
-        for spec in &self.judges {
-            if let Some(verdict) = verdicts.get_mut(&spec.name) {
-                verdict.passed = verdict.label.as_deref().and_then(|label| spec.passes(label));
-            }
-        }
+        finish_verdicts(&self.judges, &mut verdicts);
         self.tokens_read += reader.tokens_read;
         verdicts
     }
@@ -223,10 +214,24 @@ fn explain(model: &LanguageModel, rendered: &str, label: &str) -> Result<String,
     Ok(model.generate(&prompt, &params, &mut |_| {}, None)?.text.trim().to_string())
 }
 
+/// The juries' verdicts from their members', then pass or fail by each spec's own threshold
+/// on the final label (calibrated or jury).
+pub(super) fn finish_verdicts(judges: &[JudgeSpec], verdicts: &mut BTreeMap<String, Verdict>) {
+    for spec in judges.iter().filter(|j| j.mode == JudgeMode::Jury) {
+        let verdict = jury_verdict(spec, verdicts);
+        verdicts.insert(spec.name.clone(), verdict);
+    }
+    for spec in judges {
+        if let Some(verdict) = verdicts.get_mut(&spec.name) {
+            verdict.passed = verdict.label.as_deref().and_then(|label| spec.passes(label));
+        }
+    }
+}
+
 /// A jury's verdict: the mean of its members' expected scores; unscored when any member is
 /// (a mean over fewer members would be another jury). Label: the best outcome at a mean of 0.5
 /// or more, or the calibrated band.
-pub(super) fn jury_verdict(spec: &JudgeSpec, verdicts: &BTreeMap<String, Verdict>) -> Verdict {
+fn jury_verdict(spec: &JudgeSpec, verdicts: &BTreeMap<String, Verdict>) -> Verdict {
     let mut scores = Vec::new();
     for member in &spec.members {
         match verdicts.get(member).and_then(|v| v.score) {

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::choice::{apply_calibration, jury_verdict, missing_input};
+use super::choice::{apply_calibration, finish_verdicts, missing_input};
 use super::distribution::{unscored, verdict_from_logprobs};
 use super::error::JudgeError;
 use super::prompt::item_variables;
@@ -97,15 +97,7 @@ impl Judging for ServedJudgePanel {
             };
             verdicts.insert(spec.name.clone(), verdict);
         }
-        for spec in self.judges.iter().filter(|j| j.mode == JudgeMode::Jury) {
-            let verdict = jury_verdict(spec, &verdicts);
-            verdicts.insert(spec.name.clone(), verdict);
-        }
-        for spec in &self.judges {
-            if let Some(verdict) = verdicts.get_mut(&spec.name) {
-                verdict.passed = verdict.label.as_deref().and_then(|label| spec.passes(label));
-            }
-        }
+        finish_verdicts(&self.judges, &mut verdicts);
         verdicts
     }
 }

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::architecture::{Architecture, SUPPORTED_ARCHITECTURES};
 use super::error::{LlmError, Result};
-use super::server::ServerSpec;
+use super::server_spec::ServerSpec;
 
 /// The registry file shipped with Assay, as written in the repository.
 pub const BUILTIN_MODELS_TOML: &str = include_str!("../../models/models.toml");

@@ -4,69 +4,19 @@
 //! Several base URLs for one model are replicas, used in turn. The API key is read from the
 //! environment variable the spec names, when a request is sent: it is never stored.
 //!
-//! Registered in the user's models file as `[[server]]` tables (`assay models add-server`).
+//! Registered in the user's models file as `[[server]]` tables (`assay models add-server`,
+//! server_spec.rs).
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use super::chat_template::ChatMessage;
 use super::error::{LlmError, Result};
 use super::generate::GenerationParams;
 use super::prompt_text::without_marks;
+use super::server_spec::ServerSpec;
 use super::sse;
-
-/// One served model, as the user's models file registers it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ServerSpec {
-    /// The id `--model` / `--judge-model` take.
-    pub id: String,
-    /// OpenAI-compatible API roots, e.g. `http://127.0.0.1:8080/v1`; several are replicas.
-    pub base_urls: Vec<String>,
-    /// The model name the server expects in requests.
-    pub model: String,
-    /// Name of the environment variable holding the API key, if the server wants one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_key_env: Option<String>,
-    #[serde(default = "default_timeout_s")]
-    pub timeout_s: u64,
-    /// Attempts after the first on timeouts, connection errors, 429 and 5xx.
-    #[serde(default = "default_retries")]
-    pub retries: u32,
-}
-
-fn default_timeout_s() -> u64 {
-    300
-}
-fn default_retries() -> u32 {
-    2
-}
-
-impl ServerSpec {
-    /// What is wrong with the spec, if anything (checked when the models file is read).
-    pub fn problem(&self) -> Option<String> {
-        if self.base_urls.is_empty() {
-            return Some("base_urls: at least one URL is needed".into());
-        }
-        if let Some(url) = self
-            .base_urls
-            .iter()
-            .find(|u| !(u.starts_with("http://") || u.starts_with("https://")))
-        {
-            return Some(format!("base_urls: {url:?} is not an http:// or https:// URL"));
-        }
-        if self.model.trim().is_empty() {
-            return Some("model: the server's model name is needed".into());
-        }
-        if self.timeout_s == 0 {
-            return Some("timeout_s: must be at least 1".into());
-        }
-        None
-    }
-}
 
 /// A served model's answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -133,12 +83,7 @@ impl ServerModel {
         self.api_key()?;
         let mut body = serde_json::json!({
             "model": self.spec.model,
-            // The untrusted-value marks are for our own tokenizer; a server gets plain text
-            // (and applies its own chat template to it).
-            "messages": messages
-                .iter()
-                .map(|m| serde_json::json!({"role": m.role, "content": without_marks(&m.content)}))
-                .collect::<Vec<_>>(),
+            "messages": messages_json(messages),
             "max_tokens": params.max_tokens,
             "temperature": params.temperature,
             "seed": params.seed,
@@ -178,10 +123,7 @@ impl ServerModel {
         self.api_key()?;
         let body = serde_json::json!({
             "model": self.spec.model,
-            "messages": messages
-                .iter()
-                .map(|m| serde_json::json!({"role": m.role, "content": without_marks(&m.content)}))
-                .collect::<Vec<_>>(),
+            "messages": messages_json(messages),
             "max_tokens": 1,
             "temperature": 0.0,
             "logprobs": true,
@@ -320,6 +262,15 @@ impl ServerModel {
             })
             .collect()
     }
+}
+
+/// The messages as the API takes them. The untrusted-value marks are for our own tokenizer; a
+/// server gets plain text (and applies its own chat template to it).
+fn messages_json(messages: &[ChatMessage]) -> Vec<serde_json::Value> {
+    messages
+        .iter()
+        .map(|m| serde_json::json!({"role": m.role, "content": without_marks(&m.content)}))
+        .collect()
 }
 
 /// A failed request's message, and whether another try may help (timeouts, connection

@@ -112,7 +112,7 @@ export type ProgressEvent =
   | { kind: "failed"; message: string };
 
 export interface ListedModel {
-  id: string; description: string; arch: string; size: number; state: "verified" | "present" | "corrupt" | "missing";
+  id: string; description: string; arch: string; size: number; state: "verified" | "present" | "corrupt" | "missing" | "served";
   path: string; quantization: string | null; quantization_share: number | null; parameters: number | null; source: string;
 }
 export interface ModelsView { models_dir: string; models: ListedModel[] }

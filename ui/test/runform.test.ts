@@ -75,3 +75,17 @@ describe("textModels", () => {
     ]);
   });
 });
+
+describe("the http target and served models", () => {
+  it("needs the service's description and sends it as http:FILE without retrieval settings", () => {
+    expect(startRequest({ ...blank, target: "http" }, null)).toEqual({ error: "Choose the service's description (a .toml file)." });
+    const r = startRequest({ ...blank, target: "http", answers: " svc.toml ", topKs: "3", retrievals: ["bm25"] }, null);
+    expect("request" in r && r.request.target).toBe("http:svc.toml");
+    expect("request" in r && [r.request.retrievals, r.request.top_ks, r.request.models]).toEqual([[], [], []]);
+  });
+
+  it("offers served models as generators and judges, like installed ones", () => {
+    const listed = textModels([model("remote", "server", "served"), model("absent", "qwen2", "missing")]);
+    expect(listed).toEqual([{ id: "remote", installed: true }, { id: "absent", installed: false }]);
+  });
+});

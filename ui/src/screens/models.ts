@@ -12,6 +12,7 @@ const stateText: Record<string, string> = {
   present: "installed · sha256 checked on first use",
   corrupt: "wrong size or sha256 — pull again",
   missing: "not installed",
+  served: "served (inference server)",
 };
 
 export async function renderModels(area: HTMLElement): Promise<void> {

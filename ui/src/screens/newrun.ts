@@ -1,5 +1,5 @@
-// New run: dataset folder, target (answers file, rag with one or more local models, or
-// retrieve only), retrieval settings, judges and their models, metrics, limit, seed and name.
+// New run: dataset folder, target (answers file, rag with one or more local or served models,
+// your own service over HTTP, or retrieve only), retrieval settings, judges and their models, metrics, limit, seed and name.
 // Several models, judge models, top-k values or retrieval modes make a matrix experiment, and
 // the knowledge-removal experiment can be picked; the core plans the runs (as `assay run`);
 // then live progress from the shell's `run-progress` events (items, rate, ETA, the current
@@ -29,9 +29,12 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
     async () => (await open({ directory: true, title: "Dataset folder (holds dataset.toml)" })) as string | null, resume?.dataset ?? "");
   const [answersField, answers] = pathField("run-answers", "Answers file (JSONL)",
     async () => (await open({ title: "Answers file", filters: [{ name: "JSON Lines", extensions: ["jsonl"] }] })) as string | null);
+  const [httpField, httpFile] = pathField("run-http", "Service description (.toml)",
+    async () => (await open({ title: "Service description", filters: [{ name: "TOML", extensions: ["toml"] }] })) as string | null);
   const target = h("select", { id: "run-target" },
     h("option", { value: "answers" }, "answers file (replay)"),
-    h("option", { value: "rag" }, "rag: retrieve + local model"),
+    h("option", { value: "rag" }, "rag: retrieve + local or served model"),
+    h("option", { value: "http" }, "http: your own service (a .toml describing its API)"),
     h("option", { value: "retrieve" }, "retrieve only (retrieval metrics)"));
   const retrievalBoxes = h("div", { class: "picker row", id: "run-retrieval" }, ...["bm25", "dense", "hybrid"].map((m) =>
     h("label", {}, h("input", { type: "checkbox", value: m }), ` ${m} `)));
@@ -75,7 +78,7 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
 
   const form = h("div", { class: "form" }, datasetField);
   if (!resume) {
-    form.append(field("Target", target), answersField, ...ragOnly, ...retrievalOnly, ...answerJudging, experimentField,
+    form.append(field("Target", target), answersField, httpField, ...ragOnly, ...retrievalOnly, ...answerJudging, experimentField,
       field("Metrics", metrics), field("Limit", limit), field("Seed", seed), field("Name", name));
   }
   form.append(h("div", { class: "actions" }, start));
@@ -83,8 +86,9 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
   append(area, progress, form, error);
   const showFields = () => {
     answersField.hidden = target.value !== "answers";
+    httpField.hidden = target.value !== "http";
     for (const el of ragOnly) el.hidden = target.value !== "rag";
-    for (const el of retrievalOnly) el.hidden = target.value === "answers";
+    for (const el of retrievalOnly) el.hidden = target.value === "answers" || target.value === "http";
     for (const el of answerJudging) el.hidden = target.value === "retrieve";
     experimentField.hidden = target.value !== "rag";
     if (target.value !== "rag") experiment.value = "";
@@ -96,7 +100,7 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
     error.textContent = "";
     await lists;
     const built = startRequest({
-      dataset: dataset.value, target: target.value, answers: answers.value, models: checked(modelBoxes),
+      dataset: dataset.value, target: target.value, answers: target.value === "http" ? httpFile.value : answers.value, models: checked(modelBoxes),
       retrievals: checked(retrievalBoxes), topKs: topK.value, metrics: metrics.value, limit: limit.value, seed: seed.value, maxTokens: maxTokens.value,
       name: name.value, judges: checked(judgeBoxes), judgeModels: checked(judgeModelBoxes),
       experiment: experiment.value,

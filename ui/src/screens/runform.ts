@@ -28,7 +28,7 @@ export interface RunForm {
 export function textModels(models: ListedModel[]): { id: string; installed: boolean }[] {
   return models
     .filter((m) => m.arch !== "bert")
-    .map((m) => ({ id: m.id, installed: m.state === "verified" || m.state === "present" }))
+    .map((m) => ({ id: m.id, installed: m.state === "verified" || m.state === "present" || m.state === "served" }))
     .sort((a, b) => Number(b.installed) - Number(a.installed));
 }
 
@@ -58,6 +58,7 @@ export function startRequest(form: RunForm, resume: string | null): { request: S
   }
   if (!resume) {
     if (form.target === "answers" && !form.answers.trim()) return { error: "Choose an answers file." };
+    if (form.target === "http" && !form.answers.trim()) return { error: "Choose the service's description (a .toml file)." };
     if (form.target === "rag" && form.models.length === 0) return { error: "Pick at least one installed generator model." };
     if (form.experiment === "remove-context" && form.target !== "rag") {
       return { error: "The knowledge-removal experiment needs the rag target (it removes chunks from retrieval)." };
@@ -68,10 +69,10 @@ export function startRequest(form: RunForm, resume: string | null): { request: S
   return {
     request: {
       dataset,
-      target: form.target === "answers" ? `answers:${form.answers.trim()}` : form.target,
+      target: form.target === "answers" || form.target === "http" ? `${form.target}:${form.answers.trim()}` : form.target,
       models: form.target === "rag" ? form.models : [],
-      retrievals: form.target === "answers" ? [] : form.retrievals,
-      top_ks: form.target === "answers" ? [] : topKs,
+      retrievals: form.target === "answers" || form.target === "http" ? [] : form.retrievals,
+      top_ks: form.target === "answers" || form.target === "http" ? [] : topKs,
       metrics: form.metrics.split(",").map((m) => m.trim()).filter(Boolean),
       limit: numbers.Limit,
       max_tokens: form.target === "rag" ? numbers["Max answer tokens"] : null,
