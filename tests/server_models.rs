@@ -163,6 +163,9 @@ fn rag_and_judges_run_over_llama_server_and_agree_with_the_in_process_runtime() 
         )))
     };
     let served = judged("smol-served", &db);
+    // The run config says how the verdicts were read.
+    let stored = String::from_utf8_lossy(&std::fs::read(&db).unwrap()).into_owned();
+    assert!(stored.contains("served model smollm2: first-token log-probabilities (top 20)"));
     let local = judged("smol-local", &dir.path().join("local.sqlite"));
     let p_yes = |item: &serde_json::Value| item["verdicts"]["correct"]["distribution"]["Yes"].as_f64().expect("a scored verdict");
     let diffs: Vec<f64> = served.iter().zip(&local).map(|(a, b)| (p_yes(a) - p_yes(b)).abs()).collect();

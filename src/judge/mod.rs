@@ -31,4 +31,8 @@ pub trait Judging {
     fn names(&self) -> Vec<String>;
     /// Every judge's verdict on one item; a judge that fails gives an unscored verdict.
     fn judge(&mut self, question: &crate::dataset::Question, answer: &crate::record::Answer) -> BTreeMap<String, Verdict>;
+    /// How verdicts are read, for the run config, when not by our own option scoring.
+    fn scoring(&self) -> Option<String> {
+        None
+    }
 }

@@ -83,6 +83,13 @@ impl Judging for ServedJudgePanel {
         self.judges.iter().map(|j| j.name.clone()).collect()
     }
 
+    fn scoring(&self) -> Option<String> {
+        Some(format!(
+            "served model {}: first-token log-probabilities (top {TOP_LOGPROBS})",
+            self.server.spec.model
+        ))
+    }
+
     fn judge(&mut self, question: &Question, answer: &Answer) -> BTreeMap<String, Verdict> {
         let variables = item_variables(question, answer);
         let mut verdicts = BTreeMap::new();

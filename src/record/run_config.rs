@@ -16,6 +16,11 @@ pub struct RunConfig {
     pub model: Option<String>,
     #[serde(default)]
     pub judge_model: Option<String>,
+    /// How the judges' verdicts were read when not by the in-process runtime's option
+    /// scoring (a served judge model: the server's first-token log-probabilities). Absent
+    /// otherwise, so those runs' hash is what it always was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_scoring: Option<String>,
     #[serde(default)]
     pub judges: Vec<String>,
     /// sha256 of each judge's spec as loaded (rubric, outcomes, values, threshold, …): a spec

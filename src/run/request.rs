@@ -199,6 +199,7 @@ pub fn check_new_run(dataset: &Dataset, request: &RunRequest) -> Result<CheckedR
         answers_sha256: built.input_sha256,
         model: built.model,
         judge_model: judges.as_ref().map(|(_, id)| id.clone()),
+        judge_scoring: judges.as_ref().and_then(|(panel, _)| panel.scoring()),
         judges: request.judges.clone(),
         judge_specs: judge_spec_hashes(&request.judges, request.judges_dir.as_deref())?,
         metrics,

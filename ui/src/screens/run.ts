@@ -19,7 +19,8 @@ export async function renderRun(area: HTMLElement, runId: string): Promise<void>
     h("button", { onclick: () => go({ screen: "runs" }) }, "← Runs"),
     h("button", { id: "export-run", onclick: () => go({ screen: "export", runs: [run.id] }) }, "Export…"),
   );
-  if (run.status !== "finished") {
+  // Unfinished, or finished with items whose target failed: a resume asks those again.
+  if (run.status !== "finished" || run.errors > 0) {
     actions.append(h("button", {
       id: "resume-run",
       onclick: async () => {
