@@ -96,24 +96,7 @@ impl ServerModel {
         if let Some(p) = params.top_p {
             body["top_p"] = serde_json::json!(p);
         }
-        let mut attempt = 0;
-        loop {
-            let base = self.replica();
-            match self.stream_chat(&base, &body, cancel) {
-                Ok(generation) => return Ok(generation),
-                Err((message, transient)) => {
-                    let failed = || LlmError::Server {
-                        endpoint: format!("{}/chat/completions ({})", base.trim_end_matches('/'), self.spec.model),
-                        message: message.clone(),
-                    };
-                    if !transient || attempt >= self.spec.retries || cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-                        return Err(failed());
-                    }
-                    attempt += 1;
-                    std::thread::sleep(Duration::from_millis(500 << (attempt - 1).min(4)));
-                }
-            }
-        }
+        self.with_retries(cancel, |base| self.stream_chat(base, &body, cancel))
     }
 
     /// The log-probabilities of the most likely first tokens of the reply to `messages`
@@ -129,34 +112,47 @@ impl ServerModel {
             "logprobs": true,
             "top_logprobs": top,
         });
+        self.with_retries(None, |base| {
+            let reply = self
+                .post(base, "/chat/completions", &body)
+                .map_err(request_error)?
+                .into_json::<serde_json::Value>()
+                .map_err(|e| (format!("the reply is not JSON: {e}"), false))?;
+            let top = reply
+                .pointer("/choices/0/logprobs/content/0/top_logprobs")
+                .and_then(|t| t.as_array())
+                .filter(|t| !t.is_empty())
+                .ok_or_else(|| {
+                    let message = "the server gave no token log-probabilities (`logprobs`/`top_logprobs`): \
+                                   choice judges need them (llama-server and vLLM give them)";
+                    (message.to_string(), false)
+                })?;
+            Ok(top
+                .iter()
+                .filter_map(|t| Some((t.get("token")?.as_str()?.to_string(), t.get("logprob")?.as_f64()?)))
+                .collect())
+        })
+    }
+
+    /// `request` on the replicas in turn until it succeeds, fails for good, or the retries
+    /// are spent (with a growing pause between tries); the error names the endpoint.
+    fn with_retries<T>(
+        &self,
+        cancel: Option<&AtomicBool>,
+        request: impl Fn(&str) -> std::result::Result<T, (String, bool)>,
+    ) -> Result<T> {
         let mut attempt = 0;
         loop {
             let base = self.replica();
-            let endpoint = || format!("{}/chat/completions ({})", base.trim_end_matches('/'), self.spec.model);
-            let outcome = self
-                .post(&base, "/chat/completions", &body)
-                .map_err(request_error)
-                .and_then(|r| r.into_json::<serde_json::Value>().map_err(|e| (format!("the reply is not JSON: {e}"), false)));
-            match outcome {
-                Ok(reply) => {
-                    let top = reply
-                        .pointer("/choices/0/logprobs/content/0/top_logprobs")
-                        .and_then(|t| t.as_array())
-                        .filter(|t| !t.is_empty())
-                        .ok_or_else(|| LlmError::Server {
-                            endpoint: endpoint(),
-                            message: "the server gave no token log-probabilities (`logprobs`/`top_logprobs`): \
-                                      choice judges need them (llama-server and vLLM give them)"
-                                .into(),
-                        })?;
-                    return Ok(top
-                        .iter()
-                        .filter_map(|t| Some((t.get("token")?.as_str()?.to_string(), t.get("logprob")?.as_f64()?)))
-                        .collect());
-                }
+            match request(&base) {
+                Ok(value) => return Ok(value),
                 Err((message, transient)) => {
-                    if !transient || attempt >= self.spec.retries {
-                        return Err(LlmError::Server { endpoint: endpoint(), message });
+                    let cancelled = cancel.is_some_and(|c| c.load(Ordering::Relaxed));
+                    if !transient || attempt >= self.spec.retries || cancelled {
+                        return Err(LlmError::Server {
+                            endpoint: format!("{}/chat/completions ({})", base.trim_end_matches('/'), self.spec.model),
+                            message,
+                        });
                     }
                     attempt += 1;
                     std::thread::sleep(Duration::from_millis(500 << (attempt - 1).min(4)));
