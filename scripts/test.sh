@@ -10,6 +10,8 @@ source scripts/desktop-packages.sh
 # differently from the desktop app (Tauri turns on more of serde, syn, time, …) and build them
 # twice. The same flags for `cargo test` reuse everything built here.
 workspace=(--workspace --features assay-desktop/embed-ui)
+# A CI clone is built once: incremental state would only take disk (a CI run ran out of it).
+if [[ "${CI:-}" == "true" ]]; then export CARGO_INCREMENTAL=0; fi
 
 echo "== one-way layers (ARCHITECTURE.md, Invariants)" >&2
 python3 scripts/check-layers.py
