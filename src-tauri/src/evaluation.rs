@@ -98,6 +98,7 @@ fn plan(request: &StartRequest, dataset_name: &str, cancel: &Arc<AtomicBool>) ->
             knowledge: None,
             // An http target's file says how many requests it may have in flight.
             concurrency: None,
+            rerank: None,
         },
         target_given: target.is_some(),
         dataset_name: dataset_name.to_string(),

@@ -81,3 +81,48 @@ pub fn option_distribution(scores: &[OptionScore]) -> Vec<f64> {
     let total: f64 = exps.iter().sum();
     exps.iter().map(|e| e / total).collect()
 }
+
+/// Each outcome's log-probability from a server's top first tokens (token text, logprob): the probability of the top tokens that begin it and no
+/// other outcome, summed. An outcome none of them begins gets the least probability seen (a
+/// bound on what the server left out). None when no outcome is begun at all.
+pub fn first_token_outcome_logprobs(outcomes: &[String], top: &[(String, f64)]) -> Option<Vec<f64>> {
+    let lowered: Vec<String> = outcomes.iter().map(|o| o.to_lowercase()).collect();
+    let mut mass = vec![0.0f64; outcomes.len()];
+    for (token, logprob) in top {
+        let piece = token.trim_start().to_lowercase();
+        if piece.is_empty() {
+            continue;
+        }
+        let begun: Vec<usize> = (0..outcomes.len()).filter(|&i| lowered[i].starts_with(&piece)).collect();
+        if let [only] = begun.as_slice() {
+            mass[*only] += logprob.exp();
+        }
+    }
+    if mass.iter().all(|m| *m == 0.0) {
+        return None;
+    }
+    let floor = top.iter().map(|(_, l)| *l).fold(f64::INFINITY, f64::min);
+    Some(mass.iter().map(|&m| if m > 0.0 { m.ln() } else { floor }).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn top(pairs: &[(&str, f64)]) -> Vec<(String, f64)> {
+        pairs.iter().map(|(t, p)| (t.to_string(), p.ln())).collect()
+    }
+
+    #[test]
+    fn spellings_of_an_outcome_add_up_and_shared_prefixes_count_for_neither() {
+        let outcomes = vec!["No".to_string(), "Yes".to_string()];
+        let lp = first_token_outcome_logprobs(&outcomes, &top(&[("Yes", 0.5), (" yes", 0.2), ("No", 0.1), ("Maybe", 0.05)])).unwrap();
+        assert!((lp[1].exp() - 0.7).abs() < 1e-9 && (lp[0].exp() - 0.1).abs() < 1e-9);
+        let graded: Vec<String> = ["Awful", "Poor", "Good", "Perfect"].iter().map(|s| s.to_string()).collect();
+        let lp = first_token_outcome_logprobs(&graded, &top(&[("P", 0.6), ("Good", 0.3), ("Per", 0.05)])).unwrap();
+        // "P" begins Poor and Perfect: neither gets it; Awful and Poor get the floor.
+        assert!((lp[2].exp() - 0.3).abs() < 1e-9 && (lp[3].exp() - 0.05).abs() < 1e-9);
+        assert_eq!(lp[0], lp[1]);
+        assert!(first_token_outcome_logprobs(&outcomes, &top(&[("Maybe", 0.9)])).is_none());
+    }
+}

@@ -11,7 +11,7 @@ mod time;
 mod verdict;
 
 pub use answer::{Answer, RetrievedChunk};
-pub use run_config::{KnowledgeArm, RunConfig};
+pub use run_config::{KnowledgeArm, RerankConfig, RunConfig};
 pub use run_record::{ItemRecord, RunRecord, RunStatus};
 pub use time::now_rfc3339;
 pub use verdict::Verdict;

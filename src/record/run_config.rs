@@ -46,6 +46,18 @@ pub struct RunConfig {
     /// for ordinary runs, so their config hash is what it always was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub knowledge: Option<KnowledgeArm>,
+    /// The second retrieval stage (`--rerank MODEL`); absent without one, so those runs' hash
+    /// is what it always was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank: Option<RerankConfig>,
+}
+
+/// Reranking asked for: the model (a registry id or a served model's id) and how many
+/// first-stage chunks it rescores.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RerankConfig {
+    pub model: String,
+    pub depth: usize,
 }
 
 /// The two arms of the knowledge-removal experiment (after KnowOrNot). Both ask only the

@@ -6,6 +6,7 @@ use super::bm25::Bm25Index;
 use super::cache::{open_or_build, CorpusIndex};
 use super::fingerprint::IndexSettings;
 use super::minilm::MiniLm;
+use super::rerank::{order_by_probability, Reranker};
 use super::{index_dataset, RetrievalMode, RetrieveError};
 use crate::corpus::{read_corpus, Chunk, ChunkSettings};
 use crate::dataset::{CorpusFile, Dataset, Question};
@@ -14,7 +15,7 @@ use crate::record::RetrievedChunk;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -34,6 +35,12 @@ pub struct QualityRow {
     /// `CONTEXT_COVERAGE_THRESHOLD` of its distinct words occur in them (questions with an answer).
     #[serde(default)]
     pub answer_in_top_5: f64,
+    /// For a reranked row: seconds and prompt tokens the reranker spent per question to
+    /// rescore its depth of first-stage chunks (measured per chunk scored, times the depth).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank_seconds_per_question: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerank_tokens_per_question: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -48,6 +55,9 @@ pub struct QualityBench {
     pub baseline_text: String,
     /// Modes not measured and why (e.g. the MiniLM files are missing).
     pub not_measured: Vec<String>,
+    /// The reranker of the `+rerank` rows (`rerank=MODEL@DEPTH`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reranker: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -85,6 +95,10 @@ pub struct BenchOptions {
     pub queries: usize,
     /// Scratch folder for the generated corpus and baseline index (removed afterwards).
     pub work_dir: PathBuf,
+    /// Adds a `MODE+rerank` row for every mode: its first-stage chunks rescored by this.
+    pub reranker: Option<Reranker>,
+    /// Quality over the first N questions only (reranking on CPU costs seconds a question).
+    pub questions: Option<usize>,
 }
 
 impl Default for BenchOptions {
@@ -95,6 +109,8 @@ impl Default for BenchOptions {
             scale_chunks: 20_000,
             queries: 1_000,
             work_dir: std::env::temp_dir().join(format!("assay-retrieval-bench-{}", std::process::id())),
+            reranker: None,
+            questions: None,
         }
     }
 }
@@ -131,7 +147,12 @@ pub fn bench_quality(
 ) -> Result<QualityBench, RetrieveError> {
     const K: usize = 5;
     let (mut index, _) = index_dataset(dataset, options.settings)?;
-    let questions: Vec<&Question> = dataset.questions.iter().filter(|q| is_judgeable(q)).collect();
+    let questions: Vec<&Question> = dataset
+        .questions
+        .iter()
+        .filter(|q| is_judgeable(q))
+        .take(options.questions.unwrap_or(usize::MAX))
+        .collect();
     let mut rows = Vec::new();
     let mut not_measured = Vec::new();
     let mut modes = vec![RetrievalMode::Bm25];
@@ -142,12 +163,15 @@ pub fn bench_quality(
         }
         None => not_measured.push("dense and hybrid: no MiniLM model given".to_string()),
     }
-    for mode in modes {
+    for &mode in &modes {
         let mut rankings = Vec::new();
         for q in &questions {
             rankings.push(index.search(&q.question, q.doc.as_deref(), K, mode, model)?);
         }
         rows.push(quality_row(mode.as_str(), &questions, &rankings));
+    }
+    if let Some(reranker) = &options.reranker {
+        rows.extend(reranked_rows(&index, &questions, &modes, model, reranker, K)?);
     }
     let (baseline, baseline_text) = baseline_rankings(dataset, &questions, options, K)?;
     rows.push(quality_row("baseline", &questions, &baseline));
@@ -158,7 +182,63 @@ pub fn bench_quality(
         rows,
         baseline_text,
         not_measured,
+        reranker: options.reranker.as_ref().map(Reranker::describe),
     })
+}
+
+/// A `MODE+rerank` row per mode. The modes' candidate lists overlap, so each (question,
+/// chunk) pair is scored once and the cost per question is measured per chunk scored, times
+/// the depth: what one mode's reranking costs.
+fn reranked_rows(
+    index: &CorpusIndex,
+    questions: &[&Question],
+    modes: &[RetrievalMode],
+    model: Option<&MiniLm>,
+    reranker: &Reranker,
+    k: usize,
+) -> Result<Vec<QualityRow>, RetrieveError> {
+    let depth = reranker.depth_for(k);
+    let mut candidates: Vec<Vec<Vec<RetrievedChunk>>> = Vec::new();
+    for &mode in modes {
+        let mut per_question = Vec::new();
+        for q in questions {
+            per_question.push(index.search(&q.question, q.doc.as_deref(), depth, mode, model)?);
+        }
+        candidates.push(per_question);
+    }
+    let (mut seconds, mut tokens, mut scored) = (0.0f64, 0usize, 0usize);
+    let mut probability: Vec<HashMap<String, f64>> = vec![HashMap::new(); questions.len()];
+    for (i, q) in questions.iter().enumerate() {
+        let mut fresh: Vec<RetrievedChunk> = Vec::new();
+        for chunk in candidates.iter().flat_map(|per_question| &per_question[i]) {
+            if !fresh.iter().any(|c| c.chunk_id == chunk.chunk_id) {
+                fresh.push(chunk.clone());
+            }
+        }
+        let (probabilities, cost) = reranker.score(&q.question, &fresh)?;
+        seconds += cost.seconds;
+        tokens += cost.tokens_read;
+        scored += cost.candidates;
+        probability[i] = fresh.iter().map(|c| c.chunk_id.clone()).zip(probabilities).collect();
+        eprintln!("  reranked {}/{} questions ({:.1} s)", i + 1, questions.len(), seconds);
+    }
+    let per_chunk = |total: f64| if scored == 0 { 0.0 } else { total / scored as f64 };
+    let mut rows = Vec::new();
+    for (mode, per_question) in modes.iter().zip(candidates) {
+        let rankings: Vec<Vec<RetrievedChunk>> = per_question
+            .into_iter()
+            .enumerate()
+            .map(|(i, list)| {
+                let p: Vec<f64> = list.iter().map(|c| probability[i].get(&c.chunk_id).copied().unwrap_or(0.0)).collect();
+                order_by_probability(list, &p, k)
+            })
+            .collect();
+        let mut row = quality_row(&format!("{mode}+rerank"), questions, &rankings);
+        row.rerank_seconds_per_question = Some(per_chunk(seconds) * depth as f64);
+        row.rerank_tokens_per_question = Some(per_chunk(tokens as f64) * depth as f64);
+        rows.push(row);
+    }
+    Ok(rows)
 }
 
 fn is_judgeable(q: &Question) -> bool {
@@ -201,7 +281,16 @@ fn quality_row(method: &str, questions: &[&Question], rankings: &[Vec<RetrievedC
         }
     }
     let answer_in_top_5 = if answered == 0 { 0.0 } else { answer_found as f64 / answered as f64 };
-    QualityRow { method: method.into(), questions: n, hit_at_1: mean(hit1), hit_at_5: mean(hit5), mrr: mean(rr), answer_in_top_5 }
+    QualityRow {
+        method: method.into(),
+        questions: n,
+        hit_at_1: mean(hit1),
+        hit_at_5: mean(hit5),
+        mrr: mean(rr),
+        answer_in_top_5,
+        rerank_seconds_per_question: None,
+        rerank_tokens_per_question: None,
+    }
 }
 
 /// BM25 over fixed windows of each document's text (headings and sentences ignored), and

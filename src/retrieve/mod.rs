@@ -1,6 +1,9 @@
 //! Retrieval: a tantivy BM25 index over a corpus's chunks, cached on disk under a fingerprint
 //! of the documents and the settings, optional MiniLM vectors beside it, and fusion of the two.
 //!
+//! An optional second stage (`rerank`) rescores the first stage's best chunks with a language
+//! model.
+//!
 //! A stale index silently ruins an evaluation, so the cache is keyed by content hashes, never
 //! by modification times, and every open says whether it reused or rebuilt the index and why.
 
@@ -11,6 +14,7 @@ mod error;
 mod fingerprint;
 mod fusion;
 mod minilm;
+mod rerank;
 mod search;
 
 pub mod bench;
@@ -24,6 +28,7 @@ pub use error::RetrieveError;
 pub use fingerprint::{DocumentState, IndexSettings};
 pub use fusion::reciprocal_rank_fusion;
 pub use minilm::{minilm_dir, EmbedError, MiniLm, MINILM_ID};
+pub use rerank::{order_by_probability, relevance_prompt, RerankCost, RerankModel, Reranker, DEFAULT_RERANK_DEPTH};
 
 use serde::{Deserialize, Serialize};
 

@@ -110,6 +110,7 @@ pub fn plan_experiment(request: &ExperimentRequest) -> Vec<RunRequest> {
                 judges_dir: base.judges_dir.clone(),
                 knowledge: *arm,
                 concurrency: base.concurrency,
+                rerank: base.rerank.clone(),
             });
         }
     }
@@ -201,6 +202,7 @@ mod tests {
             judges_dir: None,
             knowledge: None,
             concurrency: None,
+            rerank: None,
         }
     }
 

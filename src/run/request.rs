@@ -3,6 +3,7 @@
 
 use super::execute::{metric_selection, plan_resume, start_run, RunError};
 use super::{KnowledgeArm, RunConfig};
+use crate::record::RerankConfig;
 use crate::dataset::Dataset;
 use crate::store::{RunRecord, Store};
 use crate::judge::{spec, Judging, JudgePanel, ServedJudgePanel};
@@ -45,6 +46,8 @@ pub struct RunRequest {
     pub knowledge: Option<KnowledgeArm>,
     /// Requests in flight at once (http target); None: the target's own setting.
     pub concurrency: Option<usize>,
+    /// A second retrieval stage (retrieve and rag targets).
+    pub rerank: Option<RerankConfig>,
 }
 
 /// Settings given again on resume; any that differ from the stored run make resume refuse.
@@ -173,6 +176,7 @@ pub fn check_new_run(dataset: &Dataset, request: &RunRequest) -> Result<CheckedR
         generation_cache: None,
         remove_golden_context: request.knowledge == Some(KnowledgeArm::Removed),
         concurrency: request.concurrency,
+        rerank: request.rerank.clone(),
     };
     let judges = judge_panel(
         &request.judges,
@@ -185,6 +189,12 @@ pub fn check_new_run(dataset: &Dataset, request: &RunRequest) -> Result<CheckedR
     if request.knowledge.is_some() && !uses_retrieval {
         return Err(RunError::Experiment(format!(
             "knowledge removal needs a target that retrieves (rag or retrieve), not {}",
+            request.target
+        )));
+    }
+    if request.rerank.is_some() && !uses_retrieval {
+        return Err(RunError::Experiment(format!(
+            "--rerank reorders retrieved chunks: it needs a target that retrieves (rag or retrieve), not {}",
             request.target
         )));
     }
@@ -209,6 +219,7 @@ pub fn check_new_run(dataset: &Dataset, request: &RunRequest) -> Result<CheckedR
         seed,
         limit: request.limit,
         knowledge: request.knowledge,
+        rerank: request.rerank.clone(),
     };
     metric_selection(&config)?;
     Ok(CheckedRun {
@@ -257,6 +268,7 @@ pub fn prepare_resume(
         generation_cache: Some(store.path().to_path_buf()),
         remove_golden_context: record.config.knowledge == Some(KnowledgeArm::Removed),
         concurrency: request.concurrency,
+        rerank: record.config.rerank.clone(),
     };
     let built = build_target(&spec, dataset, &options)?;
     let mut config = record.config.clone();

@@ -20,7 +20,7 @@ pub use sources::{answer_text, answer_with_sources, SOURCES_CUE};
 pub use retrieve::{golden_chunks, RetrieveSetup, RetrieveTarget};
 pub use rag::{cited_ids, RagCache, RagPrompt, RagPromptError, RagTarget, DEFAULT_RAG_PROMPT};
 pub use spec::{
-    build_target, BuiltTarget, TargetOptions, TargetSpecError, DEFAULT_GENERATOR,
+    build_reranker, build_target, BuiltTarget, TargetOptions, TargetSpecError, DEFAULT_GENERATOR,
     EMBEDDING_MODEL_ID,
 };
 use crate::dataset::Question;

@@ -323,7 +323,8 @@ struct Written {
 impl Target for RagTarget {
     fn describe(&self) -> String {
         let removed = if self.retriever.removes_golden_context() { ":context-removed" } else { "" };
-        format!("rag:{}{removed}", self.writer.generator.id())
+        let rerank = self.retriever.reranker().map(|r| format!(":{}", r.describe())).unwrap_or_default();
+        format!("rag:{}{rerank}{removed}", self.writer.generator.id())
     }
 
     fn answer(&mut self, question: &Question) -> Result<Answer, TargetError> {

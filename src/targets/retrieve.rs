@@ -1,5 +1,6 @@
-//! The `retrieve` target: retrieval alone, no model. Each answer has empty text and the ranked
-//! chunks in `retrieved`, so hit@k, MRR and nDCG measure the retriever by itself. The `rag`
+//! The `retrieve` target: retrieval alone (no generator). Each answer has empty text and the
+//! ranked chunks in `retrieved`, so hit@k, MRR and nDCG measure the retriever by itself; with
+//! `--rerank MODEL` a language model reorders the first stage's best chunks. The `rag`
 //! target retrieves through it too, so the knowledge-removal setting applies to both.
 
 use super::{Answer, Target, TargetError};
@@ -7,7 +8,7 @@ use crate::dataset::{Dataset, Question};
 use crate::metrics::ranking::{context_coverage, CONTEXT_COVERAGE_THRESHOLD};
 use crate::retrieve::{
     index_dataset, CorpusIndex, EmbeddingStatus, IndexReport, IndexSettings, MiniLm,
-    RetrievalMode, RetrieveError,
+    Reranker, RetrievalMode, RetrieveError,
 };
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -22,6 +23,8 @@ pub struct RetrieveTarget {
     /// Knowledge removal: each question is searched with the chunks holding its golden
     /// context (or cited by chunk id) taken out of the index.
     remove_golden: bool,
+    /// The second stage, when asked for.
+    reranker: Option<Reranker>,
 }
 
 /// What opening the target did before the first question: the index report and, for dense
@@ -61,12 +64,22 @@ impl RetrieveTarget {
         } else {
             (None, None)
         };
-        let target = Self { index, model, mode, top_k, remove_golden: false };
+        let target = Self { index, model, mode, top_k, remove_golden: false, reranker: None };
         Ok((target, RetrieveSetup { index: report, embeddings }))
     }
 
     pub fn index(&self) -> &CorpusIndex {
         &self.index
+    }
+
+    /// Rerank the first stage's best chunks before keeping the top k.
+    pub fn reranking(mut self, reranker: Reranker) -> Self {
+        self.reranker = Some(reranker);
+        self
+    }
+
+    pub fn reranker(&self) -> Option<&Reranker> {
+        self.reranker.as_ref()
     }
 
     pub fn removes_golden_context(&self) -> bool {
@@ -103,7 +116,8 @@ pub fn golden_chunks(index: &CorpusIndex, question: &Question) -> BTreeSet<usize
 impl Target for RetrieveTarget {
     fn describe(&self) -> String {
         let removed = if self.remove_golden { ":context-removed" } else { "" };
-        format!("retrieve:{}:top{}{removed}", self.mode, self.top_k)
+        let rerank = self.reranker.as_ref().map(|r| format!(":{}", r.describe())).unwrap_or_default();
+        format!("retrieve:{}:top{}{rerank}{removed}", self.mode, self.top_k)
     }
 
     fn answer(&mut self, question: &Question) -> Result<Answer, TargetError> {
@@ -121,17 +135,16 @@ impl Target for RetrieveTarget {
         } else {
             BTreeSet::new()
         };
-        let retrieved = self
+        let failed = |e: RetrieveError| TargetError::Failed(format!("retrieval for {}: {e}", question.id));
+        let depth = self.reranker.as_ref().map_or(self.top_k, |r| r.depth_for(self.top_k));
+        let first_stage = self
             .index
-            .search_without(
-                &question.question,
-                question.doc.as_deref(),
-                self.top_k,
-                self.mode,
-                self.model.as_ref(),
-                &removed,
-            )
-            .map_err(|e| TargetError::Failed(format!("retrieval for {}: {e}", question.id)))?;
+            .search_without(&question.question, question.doc.as_deref(), depth, self.mode, self.model.as_ref(), &removed)
+            .map_err(failed)?;
+        let retrieved = match &self.reranker {
+            Some(reranker) => reranker.rerank(&question.question, first_stage, self.top_k).map_err(failed)?.0,
+            None => first_stage,
+        };
         Ok(Answer {
             text: String::new(),
             retrieved,

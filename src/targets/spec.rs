@@ -9,7 +9,8 @@ use super::rag::{Generator, RagCache, RagPrompt, RagPromptError, RagTarget};
 use super::{load_answers_file, AnswersFileTarget, HttpTarget, HttpTargetSpec, RetrieveTarget, Target};
 use crate::dataset::{Dataset, DatasetError};
 use crate::llm::{DeviceChoice, GenerationParams, LanguageModel, LlmError, Registry, ServerModel};
-use crate::retrieve::{IndexReport, IndexSettings, RetrievalMode, RetrieveError};
+use crate::record::RerankConfig;
+use crate::retrieve::{IndexReport, IndexSettings, RerankModel, Reranker, RetrievalMode, RetrieveError};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -65,6 +66,8 @@ pub struct TargetOptions {
     /// Requests in flight at once (http, or a served generator); None: the target file's
     /// setting, or one.
     pub concurrency: Option<usize>,
+    /// Rerank the first stage's chunks (retrieve, rag).
+    pub rerank: Option<RerankConfig>,
 }
 
 /// A built target, and the fingerprints of its inputs that belong in the run config.
@@ -118,10 +121,11 @@ pub fn build_target(
         }
         _ if spec == "http" => Err(TargetSpecError::HttpWithoutFile),
         _ if spec.starts_with("retrieve") => {
-            let (retriever, index) = retriever(dataset, options)?;
+            let (retriever, index, rerank_fingerprint) = retriever(dataset, options)?;
             Ok(BuiltTarget {
                 target: Box::new(retriever),
-                input_sha256: None,
+                // The reranking model's file (or served model), when one reorders the chunks.
+                input_sha256: rerank_fingerprint.map(|f| hex::encode(Sha256::digest(f.as_bytes()))),
                 model: None,
                 index: Some(index),
                 answers_in_text: false,
@@ -165,7 +169,7 @@ pub fn build_target(
                 }),
                 _ => None,
             };
-            let (retriever, index) = retriever(dataset, options)?;
+            let (retriever, index, rerank_fingerprint) = retriever(dataset, options)?;
             let params = GenerationParams {
                 max_tokens: options.max_tokens.unwrap_or(160),
                 seed: options.seed,
@@ -174,6 +178,9 @@ pub fn build_target(
             let mut hasher = Sha256::new();
             hasher.update(prompt.source().as_bytes());
             hasher.update(fingerprint.as_bytes());
+            if let Some(rerank) = rerank_fingerprint {
+                hasher.update(rerank.as_bytes());
+            }
             Ok(BuiltTarget {
                 target: Box::new(RagTarget::new(
                     retriever,
@@ -194,10 +201,14 @@ pub fn build_target(
     }
 }
 
+/// The retrieval stage of the retrieve and rag targets, its index report, and what identifies
+/// the reranking model when there is one (its file's sha256, or the served model's name).
 fn retriever(
     dataset: &Dataset,
     options: &TargetOptions,
-) -> Result<(RetrieveTarget, IndexReport), TargetSpecError> {
+) -> Result<(RetrieveTarget, IndexReport, Option<String>), TargetSpecError> {
+    // The reranking model first: a wrong id must not cost an index build.
+    let reranker = options.rerank.as_ref().map(|r| build_reranker(r, options.device)).transpose()?;
     let minilm_dir = if options.retrieval.needs_embeddings() {
         let registry = Registry::load()?;
         let file = registry.model_path(EMBEDDING_MODEL_ID)?;
@@ -213,7 +224,29 @@ fn retriever(
         &minilm_dir,
     )?;
     let target = if options.remove_golden_context { target.removing_golden_context() } else { target };
-    Ok((target, setup.index))
+    Ok(match reranker {
+        Some((reranker, fingerprint)) => (target.reranking(reranker), setup.index, Some(fingerprint)),
+        None => (target, setup.index, None),
+    })
+}
+
+/// The reranker `config` names, and what identifies its model (file sha256 or served model
+/// name): a served model when the registry has a server by that id, else a model file loaded
+/// in process.
+pub fn build_reranker(config: &RerankConfig, device: DeviceChoice) -> Result<(Reranker, String), TargetSpecError> {
+    let registry = Registry::load()?;
+    let (model, fingerprint) = match registry.server(&config.model) {
+        Some(server) => (
+            RerankModel::Served(Arc::new(ServerModel::new(server.clone()))),
+            format!("rerank server:{}@{}", server.model, config.depth),
+        ),
+        None => {
+            let model = LanguageModel::by_id(&registry, &config.model, device)?;
+            let sha = registry.entry(&config.model)?.files.first().map(|f| f.sha256.to_ascii_lowercase()).unwrap_or_default();
+            (RerankModel::Local(model), format!("rerank {sha}@{}", config.depth))
+        }
+    };
+    Ok((Reranker::new(model, config.model.clone(), config.depth), fingerprint))
 }
 
 /// An answers file is looked up as given, then inside the dataset folder (so the sample

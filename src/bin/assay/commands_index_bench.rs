@@ -48,6 +48,14 @@ pub struct JudgeBenchArgs {
     pub reading_items: usize,
 }
 
+/// Options of the retrieval quality bench.
+pub struct RetrievalBenchArgs {
+    /// Adds reranked rows.
+    pub rerank: Option<assay::record::RerankConfig>,
+    /// Only the first N questions.
+    pub questions: Option<usize>,
+}
+
 /// Which parts of the bench run (each can be left out: the model parts take long on CPU).
 pub struct BenchParts {
     pub retrieval: bool,
@@ -67,11 +75,16 @@ pub fn bench(
     dataset_dir: &Path,
     models: Option<Vec<String>>,
     parts: BenchParts,
+    retrieval: RetrievalBenchArgs,
     judge: JudgeBenchArgs,
     json: bool,
 ) -> anyhow::Result<()> {
     let registry = Registry::load()?;
     let retrieval = if parts.retrieval {
+        let reranker = match &retrieval.rerank {
+            Some(config) => Some(assay::targets::build_reranker(config, assay::llm::DeviceChoice::Cpu)?.0),
+            None => None,
+        };
         let dataset = load_dataset(dataset_dir)?;
         let minilm_dir: Option<PathBuf> = registry
             .model_path(EMBEDDING_MODEL_ID)
@@ -80,6 +93,8 @@ pub fn bench(
         let options = BenchOptions {
             minilm_dir,
             settings: IndexSettings::for_dataset(&dataset),
+            reranker,
+            questions: retrieval.questions,
             ..BenchOptions::default()
         };
         eprintln!("== retrieval on {} and a generated corpus", dataset.manifest.name);
@@ -157,12 +172,21 @@ fn print_bench(report: &BenchReport) {
         if let Some(q) = &r.quality {
             let c = q.chunk_settings;
             println!("retrieval quality on {} ({} chunks of at most {} words, {} overlap):", q.dataset, q.chunks, c.size_words, c.overlap_words);
-            println!("  {:<10} {:>6} {:>6} {:>6} {:>10}", "method", "hit@1", "hit@5", "MRR", "answer@5");
+            println!("  {:<15} {:>6} {:>6} {:>6} {:>10}", "method", "hit@1", "hit@5", "MRR", "answer@5");
+            println!("  {} questions", q.rows.first().map_or(0, |r| r.questions));
             for row in &q.rows {
+                let cost = match (row.rerank_seconds_per_question, row.rerank_tokens_per_question) {
+                    (Some(s), Some(t)) if t > 0.0 => format!("  rerank: {s:.1} s, {t:.0} prompt tokens a question"),
+                    (Some(s), _) => format!("  rerank: {s:.1} s a question"),
+                    _ => String::new(),
+                };
                 println!(
-                    "  {:<10} {:>6.3} {:>6.3} {:>6.3} {:>10.3}",
+                    "  {:<15} {:>6.3} {:>6.3} {:>6.3} {:>10.3}{cost}",
                     row.method, row.hit_at_1, row.hit_at_5, row.mrr, row.answer_in_top_5
                 );
+            }
+            if let Some(reranker) = &q.reranker {
+                println!("  +rerank: the first stage's chunks rescored ({reranker}) by P(Yes) to \"does this excerpt answer the question?\"");
             }
             println!(
                 "  baseline: BM25 over fixed {}-word windows ({}-word stride) of {}",

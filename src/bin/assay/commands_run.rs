@@ -80,6 +80,14 @@ pub struct RunArgs {
     /// Requests in flight at once for `--target http` (default: the target file's setting).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=64))]
     concurrency: Option<u16>,
+    /// Rerank the first stage's chunks with this model (a registry id or a served model,
+    /// see `assay models list`): it reads the question and each chunk and the chunks are
+    /// reordered by its probability that the chunk answers (retrieve and rag targets).
+    #[arg(long, value_name = "MODEL")]
+    rerank: Option<String>,
+    /// First-stage chunks the reranker rescores (default 20, never fewer than --top-k).
+    #[arg(long, value_name = "N", requires = "rerank", value_parser = clap::value_parser!(u16).range(1..=200))]
+    rerank_depth: Option<u16>,
     /// Finish an interrupted run, or retry the items that failed (id, prefix or name),
     /// instead of starting a new one.
     #[arg(long)]
@@ -139,6 +147,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
                     judges_dir: args.judges_dir.clone(),
                     knowledge: None,
                     concurrency: args.concurrency.map(usize::from),
+                    rerank: args.rerank.clone().map(|model| assay::record::RerankConfig {
+                        model,
+                        depth: args.rerank_depth.map_or(assay::retrieve::DEFAULT_RERANK_DEPTH, usize::from),
+                    }),
                 },
                 target_given: args.target.is_some(),
                 dataset_name: dataset.manifest.name.clone(),

@@ -137,6 +137,16 @@ enum Command {
         judge_reading_items: usize,
         #[arg(long)]
         json: bool,
+        /// Add reranked retrieval rows (every mode's first stage rescored by this model, a
+        /// registry id or a served model) with their cost per question.
+        #[arg(long, value_name = "MODEL")]
+        rerank: Option<String>,
+        /// First-stage chunks the reranker rescores.
+        #[arg(long, default_value_t = assay::retrieve::DEFAULT_RERANK_DEPTH)]
+        rerank_depth: usize,
+        /// Retrieval quality over the first N questions only (reranking on CPU is slow).
+        #[arg(long, value_name = "N")]
+        questions: Option<usize>,
         /// Measure only the model runtime on random weights of a real architecture
         /// (qwen2-1.5b, qwen2-0.5b): no model file needed.
         #[arg(long, value_name = "ARCH")]
@@ -270,6 +280,9 @@ fn main() {
             judge_answers,
             judge_reading_items,
             json,
+            rerank,
+            rerank_depth,
+            questions,
             ..
         } => {
             let sets = judge_sets
@@ -290,7 +303,11 @@ fn main() {
                 models: !skip_models,
                 judge: !skip_judge,
             };
-            commands_index_bench::bench(&dataset, models, parts, judge, json).map(|_| 0)
+            let retrieval = commands_index_bench::RetrievalBenchArgs {
+                rerank: rerank.map(|model| assay::record::RerankConfig { model, depth: rerank_depth.max(1) }),
+                questions,
+            };
+            commands_index_bench::bench(&dataset, models, parts, retrieval, judge, json).map(|_| 0)
         }
         Command::Judges(command) => commands_judge::run(command),
         Command::Agree { runs, labels, json, labels_as, calibrate, judges_dir, db } => db.path().and_then(|db| {
