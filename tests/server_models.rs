@@ -1,6 +1,6 @@
 //! Served models through the real binary against a real llama.cpp `llama-server` (built by
 //! scripts/llm_build_llama_server.sh, on PATH in CI) serving SmolLM2 on 127.0.0.1: a rag run
-//! and a judged run over the server; choice verdicts over the server agree with the
+//! and a judged run over the server; reranking over the server; choice verdicts over the server agree with the
 //! in-process runtime on the same file; two replicas share the load; a server killed mid-run
 //! leaves unscored items that `--resume` completes; the API key is in no file Assay writes;
 //! an unreachable server is an error that names the endpoint.
@@ -173,6 +173,22 @@ fn rag_and_judges_run_over_llama_server_and_agree_with_the_in_process_runtime() 
     eprintln!("P(Yes) served vs in-process over {} items: mean |Δ| {mean:.3}", diffs.len());
     assert_eq!(diffs.len(), 20);
     assert!(mean <= 0.05, "mean |ΔP| {mean:.3}: {diffs:?}");
+
+    // Reranking over the server: each of the first stage's chunks scored by first-token P(Yes).
+    let out = ok(assay(
+        &models,
+        &db,
+        &["run", dataset, "--target", "retrieve", "--retrieval", "bm25", "--top-k", "2", "--rerank", "smol-served", "--rerank-depth", "4", "--limit", "2", "--json"],
+    ));
+    let reranked: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let target = reranked["runs"][0]["config"]["target"].as_str().unwrap();
+    assert!(target.contains("rerank=smol-served@4:yes-no"), "{target}");
+    for item in items(&out) {
+        assert!(item["error"].is_null(), "{item}");
+        let scores: Vec<f64> = item["retrieved"].as_array().unwrap().iter().map(|c| c["score"].as_f64().unwrap()).collect();
+        assert_eq!(scores.len(), 2);
+        assert!(scores.iter().all(|p| (0.0..=1.0).contains(p)) && scores[0] >= scores[1], "P(Yes), best first: {scores:?}");
+    }
 
     // The key is in no file Assay wrote.
     for file in [db.clone(), models.join("user-models.toml")] {
