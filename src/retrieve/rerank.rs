@@ -169,7 +169,8 @@ fn served_yes_probabilities(
     let score = |chunk: &RetrievedChunk| -> Result<f64, LlmError> {
         let text = relevance_prompt(&question, &without_chat_markers(&chunk.text));
         let top = server.first_token_logprobs(&[ChatMessage::user(text)], TOP_LOGPROBS)?;
-        // Neither word among the likeliest first tokens: no evidence either way.
+        // Neither word among the likeliest first tokens: the model did not take the question
+        // up, so the chunk ranks below every chunk it answered about.
         Ok(first_token_outcome_logprobs(&outcomes, &top).map_or(0.0, |lp| yes_probability(lp[0], lp[1])))
     };
     let mut probabilities = Vec::with_capacity(candidates.len());

@@ -186,7 +186,7 @@ fn print_bench(report: &BenchReport) {
                 );
             }
             if let Some(reranker) = &q.reranker {
-                println!("  +rerank: the first stage's chunks rescored ({reranker}) by P(Yes) to \"does this excerpt answer the question?\"");
+                println!("  +rerank: each mode's first-stage chunks rescored ({reranker})");
             }
             println!(
                 "  baseline: BM25 over fixed {}-word windows ({}-word stride) of {}",

@@ -80,9 +80,10 @@ pub struct RunArgs {
     /// Requests in flight at once for `--target http` (default: the target file's setting).
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=64))]
     concurrency: Option<u16>,
-    /// Rerank the first stage's chunks with this model (a registry id or a served model,
-    /// see `assay models list`): it reads the question and each chunk and the chunks are
-    /// reordered by its probability that the chunk answers (retrieve and rag targets).
+    /// Rerank the first stage's chunks with this model (a registry id or a served model, see
+    /// `assay models list`; retrieve and rag targets). In process a chunk scores by how likely
+    /// the model finds the question after reading it; a served model by its P(Yes) that the
+    /// chunk answers the question.
     #[arg(long, value_name = "MODEL")]
     rerank: Option<String>,
     /// First-stage chunks the reranker rescores (default 20, never fewer than --top-k).
