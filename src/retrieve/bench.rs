@@ -6,7 +6,7 @@ use super::bm25::Bm25Index;
 use super::cache::{open_or_build, CorpusIndex};
 use super::fingerprint::IndexSettings;
 use super::minilm::MiniLm;
-use super::rerank::{order_by_probability, Reranker};
+use super::rerank::{fuse_with_first_stage, Reranker};
 use super::{index_dataset, RetrievalMode, RetrieveError};
 use crate::corpus::{read_corpus, Chunk, ChunkSettings};
 use crate::dataset::{CorpusFile, Dataset, Question};
@@ -230,7 +230,7 @@ fn reranked_rows(
             .enumerate()
             .map(|(i, list)| {
                 let p: Vec<f64> = list.iter().map(|c| probability[i].get(&c.chunk_id).copied().unwrap_or(0.0)).collect();
-                order_by_probability(list, &p, k)
+                fuse_with_first_stage(list, &p, k)
             })
             .collect();
         let mut row = quality_row(&format!("{mode}+rerank"), questions, &rankings);

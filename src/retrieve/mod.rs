@@ -28,7 +28,7 @@ pub use error::RetrieveError;
 pub use fingerprint::{DocumentState, IndexSettings};
 pub use fusion::reciprocal_rank_fusion;
 pub use minilm::{minilm_dir, EmbedError, MiniLm, MINILM_ID};
-pub use rerank::{order_by_probability, relevance_prompt, RerankCost, RerankModel, Reranker, DEFAULT_RERANK_DEPTH};
+pub use rerank::{fuse_with_first_stage, relevance_prompt, RerankCost, RerankModel, Reranker, DEFAULT_RERANK_DEPTH};
 
 use serde::{Deserialize, Serialize};
 

@@ -8,11 +8,13 @@
 //! excerpt answers the question, and scored by P(Yes) against P(No). Measured on realdocs with
 //! SmolLM2-135M and Qwen2.5-Coder-0.5B, the Yes/No question ordered chunks no better than chance
 //! (P(Yes) between 0.47 and 0.59 for everything), while query likelihood with the 135M model
-//! lifted a weak first stage (README, Reranking): small models can read, not judge.
+//! lifted a weak first stage (README, Reranking): small models can read, not judge. The model's
+//! order is fused with the first stage's rather than replacing it (`fuse_with_first_stage`).
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::fusion::reciprocal_rank_fusion;
 use super::RetrieveError;
 use crate::llm::prompt_text::without_chat_markers;
 use crate::llm::scoring::first_token_outcome_logprobs;
@@ -86,8 +88,8 @@ impl Reranker {
         Ok((probabilities, cost))
     }
 
-    /// The `k` best of `candidates` (best first, as the first stage ranked them) by their
-    /// score for `question`.
+    /// The `k` best of `candidates` (best first, as the first stage ranked them): the first
+    /// stage's order fused with the model's (see `fuse_with_first_stage`).
     pub fn rerank(
         &self,
         question: &str,
@@ -95,7 +97,7 @@ impl Reranker {
         k: usize,
     ) -> Result<(Vec<RetrievedChunk>, RerankCost), RetrieveError> {
         let (probabilities, cost) = self.score(question, &candidates)?;
-        Ok((order_by_probability(candidates, &probabilities, k), cost))
+        Ok((fuse_with_first_stage(candidates, &probabilities, k), cost))
     }
 }
 
@@ -105,18 +107,26 @@ impl std::fmt::Debug for Reranker {
     }
 }
 
-/// The `k` best-scored candidates, best first; each chunk's score becomes its reranking score.
-/// Equal probabilities keep the first stage's order (a stable sort).
-pub fn order_by_probability(candidates: Vec<RetrievedChunk>, probabilities: &[f64], k: usize) -> Vec<RetrievedChunk> {
-    let mut scored: Vec<(f64, RetrievedChunk)> = probabilities.iter().copied().zip(candidates).collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    scored
+/// The `k` best candidates by reciprocal rank fusion of the first stage's order (the order
+/// given) with the model's order by score; each chunk's score becomes its fused score. Fusing
+/// rather than replacing keeps a small model from undoing a strong first stage: on the sample
+/// manuals (30 questions, SmolLM2-135M, depth 10) replacing lowered hybrid's MRR from 0.951 to
+/// 0.709 and fusing to 0.809, while hit@5 stayed 1.000 only with fusion (README, Reranking).
+pub fn fuse_with_first_stage(candidates: Vec<RetrievedChunk>, scores: &[f64], k: usize) -> Vec<RetrievedChunk> {
+    let mut by_model: Vec<usize> = (0..candidates.len().min(scores.len())).collect();
+    // Stable: equal scores keep the first stage's order.
+    by_model.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+    let first_stage: Vec<usize> = (0..by_model.len()).collect();
+    let fused = reciprocal_rank_fusion(&[first_stage, by_model]);
+    let mut slots: Vec<Option<RetrievedChunk>> = candidates.into_iter().map(Some).collect();
+    fused
         .into_iter()
-        .take(k)
-        .map(|(p, mut chunk)| {
-            chunk.score = p as f32;
-            chunk
+        .filter_map(|(i, score)| {
+            let mut chunk = slots.get_mut(i)?.take()?;
+            chunk.score = score;
+            Some(chunk)
         })
+        .take(k)
         .collect()
 }
 
@@ -198,11 +208,18 @@ mod tests {
     }
 
     #[test]
-    fn candidates_are_ordered_by_probability_and_ties_keep_the_first_stage_order() {
-        let ranked = order_by_probability(vec![chunk("a"), chunk("b"), chunk("c"), chunk("d")], &[0.2, 0.9, 0.2, 0.5], 3);
-        let ids: Vec<&str> = ranked.iter().map(|c| c.chunk_id.as_str()).collect();
-        assert_eq!(ids, ["b", "d", "a"]);
-        assert_eq!(ranked[0].score, 0.9);
+    fn the_model_reorders_within_the_first_stage_and_ties_keep_its_order() {
+        let ids = |ranked: &[RetrievedChunk]| ranked.iter().map(|c| c.chunk_id.clone()).collect::<Vec<_>>();
+        let four = || vec![chunk("a"), chunk("b"), chunk("c"), chunk("d")];
+        // The model ranks d, a, c, b: a (1st and 2nd) stays first, d (4th and 1st) rises to
+        // second, b (2nd and 4th) edges out c (3rd and 3rd): 1/62 + 1/64 > 2/63.
+        let ranked = fuse_with_first_stage(four(), &[0.5, 0.1, 0.2, 0.9], 4);
+        assert_eq!(ids(&ranked), ["a", "d", "b", "c"]);
+        assert!(ranked.windows(2).all(|w| w[0].score >= w[1].score));
+        // A model that agrees with the first stage changes nothing; k cuts the list.
+        assert_eq!(ids(&fuse_with_first_stage(four(), &[0.9, 0.5, 0.2, 0.1], 2)), ["a", "b"]);
+        // A model with no opinion keeps the first stage's order.
+        assert_eq!(ids(&fuse_with_first_stage(four(), &[0.3; 4], 4)), ["a", "b", "c", "d"]);
     }
 
     #[test]

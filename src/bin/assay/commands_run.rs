@@ -83,7 +83,7 @@ pub struct RunArgs {
     /// Rerank the first stage's chunks with this model (a registry id or a served model, see
     /// `assay models list`; retrieve and rag targets). In process a chunk scores by how likely
     /// the model finds the question after reading it; a served model by its P(Yes) that the
-    /// chunk answers the question.
+    /// chunk answers the question. The model's order is fused with the first stage's.
     #[arg(long, value_name = "MODEL")]
     rerank: Option<String>,
     /// First-stage chunks the reranker rescores (default 20, never fewer than --top-k).
