@@ -62,6 +62,21 @@ fn quality_per_mode_and_baseline_on_the_sample_dataset() {
     }
     let bm25 = &quality.rows[0];
     assert!(bm25.hit_at_5 > 0.8, "{bm25:?}");
+    // Per question outcomes add up to each row's share, so the paired comparison with the
+    // baseline counts the same questions the table shows.
+    assert_eq!(quality.question_ids.len(), 78);
+    for row in &quality.rows {
+        let answered: Vec<bool> = row.answer_found.iter().flatten().copied().collect();
+        let share = answered.iter().filter(|f| **f).count() as f64 / answered.len() as f64;
+        assert!((share - row.answer_in_top_5).abs() < 1e-12, "{}", row.method);
+    }
+    let against = assay::compare::against_baseline(&quality, 0);
+    assert_eq!(against.len(), quality.rows.len() - 1);
+    for mode in &against {
+        let row = quality.rows.iter().find(|r| r.method == mode.method).unwrap();
+        let baseline = quality.rows.last().unwrap();
+        assert!((mode.diff.mean_diff - (row.answer_in_top_5 - baseline.answer_in_top_5)).abs() < 1e-9, "{mode:?}");
+    }
 }
 
 #[test]

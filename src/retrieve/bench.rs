@@ -35,6 +35,11 @@ pub struct QualityRow {
     /// `CONTEXT_COVERAGE_THRESHOLD` of its distinct words occur in them (questions with an answer).
     #[serde(default)]
     pub answer_in_top_5: f64,
+    /// Per question (in `QualityBench::question_ids` order): was its golden answer in the top
+    /// 5? None when it has no answer with words to look for. Kept so the modes can be compared
+    /// with the baseline question by question (paired statistics, `compare::against_baseline`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answer_found: Vec<Option<bool>>,
     /// For a reranked row: seconds and prompt tokens the reranker spent per question to
     /// rescore its depth of first-stage chunks (measured per chunk scored, times the depth).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -48,6 +53,9 @@ pub struct QualityBench {
     pub dataset: String,
     pub chunk_settings: ChunkSettings,
     pub chunks: usize,
+    /// The questions measured, in the order of each row's `answer_found`.
+    #[serde(default)]
+    pub question_ids: Vec<String>,
     pub rows: Vec<QualityRow>,
     /// Where the baseline's text came from: `pdftotext` (poppler) for PDF manuals when it is
     /// installed, as the plain pipelines users compare with do, else Assay's own reading.
@@ -179,6 +187,7 @@ pub fn bench_quality(
         dataset: dataset.manifest.name.clone(),
         chunk_settings: options.settings.chunking,
         chunks: index.chunks.len(),
+        question_ids: questions.iter().map(|q| q.id.clone()).collect(),
         rows,
         baseline_text,
         not_measured,
@@ -270,17 +279,18 @@ fn quality_row(method: &str, questions: &[&Question], rankings: &[Vec<RetrievedC
         }
     }
     let mean = |x: f64| if n == 0 { 0.0 } else { x / n as f64 };
-    let mut answered = 0usize;
-    let mut answer_found = 0usize;
-    for (q, ranking) in questions.iter().zip(rankings) {
-        let Some(answer) = q.answer.as_deref() else { continue };
-        let top: String = ranking.iter().take(5).map(|c| c.text.as_str()).collect::<Vec<_>>().join("\n");
-        if let Some(coverage) = context_coverage(answer, &top) {
-            answered += 1;
-            answer_found += usize::from(coverage >= CONTEXT_COVERAGE_THRESHOLD);
-        }
-    }
-    let answer_in_top_5 = if answered == 0 { 0.0 } else { answer_found as f64 / answered as f64 };
+    let answer_found: Vec<Option<bool>> = questions
+        .iter()
+        .zip(rankings)
+        .map(|(q, ranking)| {
+            let top: String = ranking.iter().take(5).map(|c| c.text.as_str()).collect::<Vec<_>>().join("\n");
+            let coverage = context_coverage(q.answer.as_deref()?, &top)?;
+            Some(coverage >= CONTEXT_COVERAGE_THRESHOLD)
+        })
+        .collect();
+    let answered = answer_found.iter().flatten().count();
+    let found = answer_found.iter().flatten().filter(|f| **f).count();
+    let answer_in_top_5 = if answered == 0 { 0.0 } else { found as f64 / answered as f64 };
     QualityRow {
         method: method.into(),
         questions: n,
@@ -288,6 +298,7 @@ fn quality_row(method: &str, questions: &[&Question], rankings: &[Vec<RetrievedC
         hit_at_5: mean(hit5),
         mrr: mean(rr),
         answer_in_top_5,
+        answer_found,
         rerank_seconds_per_question: None,
         rerank_tokens_per_question: None,
     }

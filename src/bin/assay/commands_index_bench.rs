@@ -26,6 +26,8 @@ pub fn index(dataset_dir: &Path, json: bool) -> anyhow::Result<()> {
 #[derive(Serialize)]
 struct BenchReport {
     retrieval: Option<assay::retrieve::bench::RetrievalBench>,
+    /// Each retrieval mode against the baseline on answer-in-top-5, question by question.
+    retrieval_against_baseline: Vec<assay::compare::ModeAgainstBaseline>,
     models: Vec<assay::llm::bench::ModelBench>,
     /// Models asked for but not installed.
     skipped_models: Vec<String>,
@@ -62,6 +64,10 @@ pub struct BenchParts {
     pub models: bool,
     pub judge: bool,
 }
+
+/// Seeds the bootstrap and Monte Carlo permutation test of the comparisons with the baseline,
+/// as `assay compare` does (seed 0), so a bench is reproducible.
+const BENCH_SEED: u64 = 0;
 
 /// The generators and judges measured by default, when installed.
 const BENCH_MODELS: &[&str] = &[
@@ -152,8 +158,14 @@ pub fn bench(
             }
         }
     }
+    let retrieval_against_baseline = retrieval
+        .as_ref()
+        .and_then(|r| r.quality.as_ref())
+        .map(|q| assay::compare::against_baseline(q, BENCH_SEED))
+        .unwrap_or_default();
     let report = BenchReport {
         retrieval,
+        retrieval_against_baseline,
         models: measured,
         skipped_models: skipped,
         judge,
@@ -195,6 +207,7 @@ fn print_bench(report: &BenchReport) {
             for reason in &q.not_measured {
                 println!("  not measured: {reason}");
             }
+            print_against_baseline(&report.retrieval_against_baseline);
         }
         let s = &r.scale;
         println!(
@@ -264,6 +277,30 @@ fn print_bench(report: &BenchReport) {
     }
     if !report.skipped_models.is_empty() {
         println!("not installed, not measured: {}", report.skipped_models.join(", "));
+    }
+}
+
+/// One line per mode: its answer@5 minus the baseline's, the interval, the Holm-adjusted p
+/// and the verdict, as `assay compare` words them.
+fn print_against_baseline(modes: &[assay::compare::ModeAgainstBaseline]) {
+    if modes.is_empty() {
+        return;
+    }
+    println!("  answer@5 against the baseline (paired over questions; p Holm-adjusted over {} modes):", modes.len());
+    for m in modes {
+        let d = &m.diff;
+        println!(
+            "  {:<15} {:+.3} [{:+.3}, {:+.3}]  {} better / {} worse of {}  p {}  {}",
+            m.method,
+            d.mean_diff,
+            d.ci95_diff[0],
+            d.ci95_diff[1],
+            d.wins,
+            d.losses,
+            d.pairs,
+            assay::compare::format_p(d.adjusted_p),
+            d.verdict.describe("baseline", &m.method)
+        );
     }
 }
 
