@@ -307,6 +307,29 @@ test("a matrix of two top-k values runs as one experiment planned by the core", 
   await shot("07b-new-run-matrix-finished");
 });
 
+test("a retrieve-only run reranked by a local model starts from the window and records its reranker", async () => {
+  await nav("new");
+  await type("#run-dataset", dataset);
+  await (await $("#run-target")).sendKeys("retrieve");
+  assert.ok(await (await $("#run-rerank")).isDisplayed(), "reranking is offered where chunks are retrieved");
+  const option = await $(`#run-rerank option[value="${model}"]`);
+  await driver.wait(async () => (await option.getAttribute("value")) === model, 10000);
+  await option.click();
+  await (await $('#run-retrieval input[value="bm25"]')).click();
+  await type("#run-top-k", "2");
+  await type("#run-rerank-depth", "4");
+  await type("#run-limit", "2");
+  await type("#run-name", "reranked from the window");
+  await shot("07c-new-run-rerank-form");
+  await (await $("#run-start")).click();
+  await driver.wait(until.elementLocated(By.css("#open-finished")), 300000);
+  const run = runByName("reranked from the window");
+  assert.equal(run.status, "finished");
+  assert.deepEqual(run.config.rerank, { model, depth: 4 });
+  assert.match(run.config.target, new RegExp(`rerank=${model.replace(/\./g, "\\.")}@4:`));
+  assert.ok(run.items.every((item) => item.retrieved.length === 2), "top-k chunks kept after reranking");
+});
+
 test("a new run with a bad answers file shows the error inline", async () => {
   await nav("new");
   const bad = path.join(work, "bad.jsonl");

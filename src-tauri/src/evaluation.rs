@@ -6,7 +6,8 @@
 use crate::commands::{default_db, open_store};
 use assay::dataset::load_dataset;
 use assay::judge::spec::default_judges_dir;
-use assay::retrieve::RetrievalMode;
+use assay::record::RerankConfig;
+use assay::retrieve::{RetrievalMode, DEFAULT_RERANK_DEPTH};
 use assay::llm::DeviceChoice;
 use assay::run::{self, ExperimentKind, ExperimentRequest, Progress, ResumeRequest, RunRequest};
 use assay::stats::summarize;
@@ -53,6 +54,12 @@ pub struct StartRequest {
     judge_models: Vec<String>,
     /// `remove-context`, or None for plain runs.
     experiment: Option<String>,
+    /// A model that rescores the first stage's chunks (retrieve and rag targets), as `--rerank`.
+    #[serde(default)]
+    rerank: Option<String>,
+    /// How many first-stage chunks it rescores; None: the core's default.
+    #[serde(default)]
+    rerank_depth: Option<usize>,
 }
 
 /// What `start_run` answers: the first run's id and how many runs the request stands for.
@@ -98,7 +105,10 @@ fn plan(request: &StartRequest, dataset_name: &str, cancel: &Arc<AtomicBool>) ->
             knowledge: None,
             // An http target's file says how many requests it may have in flight.
             concurrency: None,
-            rerank: None,
+            rerank: request.rerank.clone().filter(|m| !m.trim().is_empty()).map(|model| RerankConfig {
+                model,
+                depth: request.rerank_depth.unwrap_or(DEFAULT_RERANK_DEPTH),
+            }),
         },
         target_given: target.is_some(),
         dataset_name: dataset_name.to_string(),

@@ -95,6 +95,8 @@ export interface StartRequest {
   limit: number | null; seed: number | null; max_tokens: number | null;
   name: string | null; resume: string | null;
   judges: string[]; judge_models: string[]; experiment: string | null;
+  /** A model that rescores the first stage's chunks (retrieve and rag), and how many it rescores. */
+  rerank: string | null; rerank_depth: number | null;
 }
 
 /** What start_run answers: the first run's id and how many runs the core planned. */

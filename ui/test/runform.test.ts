@@ -5,6 +5,7 @@ import type { ListedModel } from "../src/api";
 const blank: RunForm = {
   dataset: " /data/trailgear ", target: "answers", answers: "", models: [], retrievals: ["bm25"], topKs: "", metrics: "",
   limit: "", seed: "0", maxTokens: "", name: "", judges: [], judgeModels: ["qwen2.5-coder-1.5b-instruct"], experiment: "",
+  rerank: "", rerankDepth: "",
 };
 
 function model(id: string, arch: string, state: ListedModel["state"]): ListedModel {
@@ -32,7 +33,7 @@ describe("startRequest", () => {
       request: {
         dataset: "/data/trailgear", target: "answers:a.jsonl", models: [], retrievals: [], top_ks: [],
         metrics: ["token_f1", "rouge_l"], limit: 5, max_tokens: null, seed: 0, name: "mine", resume: null, judges: [], judge_models: [],
-        experiment: null,
+        experiment: null, rerank: null, rerank_depth: null,
       },
     });
   });
@@ -87,5 +88,24 @@ describe("the http target and served models", () => {
   it("offers served models as generators and judges, like installed ones", () => {
     const listed = textModels([model("remote", "server", "served"), model("absent", "qwen2", "missing")]);
     expect(listed).toEqual([{ id: "remote", installed: true }, { id: "absent", installed: false }]);
+  });
+});
+
+describe("reranking", () => {
+  it("sends the rerank model and depth for targets that retrieve, and never for the others", () => {
+    const retrieve = startRequest({ ...blank, target: "retrieve", rerank: "smol", rerankDepth: "10" }, null);
+    expect("request" in retrieve && [retrieve.request.rerank, retrieve.request.rerank_depth]).toEqual(["smol", 10]);
+    const rag = startRequest({ ...blank, target: "rag", models: ["a"], rerank: "smol" }, null);
+    expect("request" in rag && [rag.request.rerank, rag.request.rerank_depth]).toEqual(["smol", null]);
+    const replay = startRequest({ ...blank, answers: "a.jsonl", rerank: "smol", rerankDepth: "10" }, null);
+    expect("request" in replay && [replay.request.rerank, replay.request.rerank_depth]).toEqual([null, null]);
+    const resumed = startRequest({ ...blank, rerank: "smol" }, "abc123");
+    expect("request" in resumed && resumed.request.rerank).toBeNull();
+  });
+
+  it("refuses a depth that is not a whole number of 1 or more, or a depth without a model", () => {
+    expect(startRequest({ ...blank, target: "retrieve", rerank: "smol", rerankDepth: "0" }, null)).toEqual({ error: "Rerank depth must be 1 or more." });
+    expect(startRequest({ ...blank, target: "retrieve", rerank: "smol", rerankDepth: "x" }, null)).toEqual({ error: "Rerank depth must be a whole number." });
+    expect(startRequest({ ...blank, target: "retrieve", rerankDepth: "10" }, null)).toEqual({ error: "Pick a rerank model, or leave the depth blank." });
   });
 });

@@ -1,5 +1,6 @@
 // New run: dataset folder, target (answers file, rag with one or more local or served models,
-// your own service over HTTP, or retrieve only), retrieval settings, judges and their models, metrics, limit, seed and name.
+// your own service over HTTP, or retrieve only), retrieval settings (reranking included), judges
+// and their models, metrics, limit, seed and name.
 // Several models, judge models, top-k values or retrieval modes make a matrix experiment, and
 // the knowledge-removal experiment can be picked; the core plans the runs (as `assay run`);
 // then live progress from the shell's `run-progress` events (items, rate, ETA, the current
@@ -39,6 +40,10 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
   const retrievalBoxes = h("div", { class: "picker row", id: "run-retrieval" }, ...["bm25", "dense", "hybrid"].map((m) =>
     h("label", {}, h("input", { type: "checkbox", value: m }), ` ${m} `)));
   const topK = h("input", { id: "run-top-k", type: "text", inputmode: "numeric", placeholder: "4 (several, e.g. 3,5, make a matrix)" });
+  // Reranking is off by default: with small models it helps some documents and hurts others
+  // (README, Reranking), so the user opts in per run and compares.
+  const rerank = h("select", { id: "run-rerank" }, h("option", { value: "" }, "none: the first stage's order"));
+  const rerankDepth = h("input", { id: "run-rerank-depth", type: "number", min: "1", placeholder: "20 first-stage chunks" });
   const experiment = h("select", { id: "run-experiment" },
     h("option", { value: "" }, "none: one run per combination"),
     h("option", { value: "remove-context" }, "remove-context: each combination with and without the golden context (abstention)"));
@@ -54,6 +59,7 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
         ` ${m.id} `, m.installed ? null : h("span", { class: "muted" }, "(not installed: see Models)")));
       judgeModelBoxes.append(h("label", {}, h("input", { type: "checkbox", value: m.id, disabled: !m.installed }),
         ` ${m.id} `, m.installed ? null : h("span", { class: "muted" }, "(not installed)")));
+      if (m.installed) rerank.append(h("option", { value: m.id }, m.id));
     }
     if (usable.length === 0) modelBoxes.append(h("span", { class: "muted" }, "no models known"));
     judgeModelNote.textContent = `none ticked: ${judges.default_model}; several make a matrix`;
@@ -65,7 +71,8 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
   }).catch((e) => modelBoxes.append(h("span", { class: "error" }, errorText(e))));
   const maxTokens = h("input", { id: "run-max-tokens", type: "number", min: "1", placeholder: "the core's default" });
   const ragOnly = [field("Generator models", modelBoxes), field("Max answer tokens", maxTokens)];
-  const retrievalOnly = [field("Retrieval", retrievalBoxes), field("Top-k", topK)];
+  const retrievalOnly = [field("Retrieval", retrievalBoxes), field("Top-k", topK),
+    field("Rerank with", rerank), field("Rerank depth", rerankDepth)];
   const answerJudging = [field("Judges", judgeBoxes), field("Judge models", h("div", {}, judgeModelBoxes, judgeModelNote))];
   const experimentField = field("Experiment", experiment);
   const metrics = h("input", { id: "run-metrics", type: "text", placeholder: "all that apply (or e.g. token_f1,rouge_l)" });
@@ -103,7 +110,7 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
       dataset: dataset.value, target: target.value, answers: target.value === "http" ? httpFile.value : answers.value, models: checked(modelBoxes),
       retrievals: checked(retrievalBoxes), topKs: topK.value, metrics: metrics.value, limit: limit.value, seed: seed.value, maxTokens: maxTokens.value,
       name: name.value, judges: checked(judgeBoxes), judgeModels: checked(judgeModelBoxes),
-      experiment: experiment.value,
+      experiment: experiment.value, rerank: rerank.value, rerankDepth: rerankDepth.value,
     }, resume?.run ?? null);
     if ("error" in built) { error.textContent = built.error; return; }
     start.disabled = true;

@@ -22,6 +22,10 @@ export interface RunForm {
   judgeModels: string[];
   /** "" for plain runs, or an experiment kind the core knows ("remove-context"). */
   experiment: string;
+  /** "" for no reranking, or the model that rescores the first stage's chunks. */
+  rerank: string;
+  /** How many first-stage chunks it rescores; blank: the core's default. */
+  rerankDepth: string;
 }
 
 /** Models that generate text (embedding models cannot answer or judge), installed ones first. */
@@ -52,10 +56,15 @@ export function startRequest(form: RunForm, resume: string | null): { request: S
   if (topKs === null || topKs.includes(0)) return { error: "Top-k must be whole numbers of 1 or more, separated by commas." };
   const numbers = {
     Limit: whole(form.limit), Seed: whole(form.seed), "Max answer tokens": whole(form.maxTokens),
+    "Rerank depth": whole(form.rerankDepth),
   };
   for (const [label, value] of Object.entries(numbers)) {
     if (Number.isNaN(value)) return { error: `${label} must be a whole number.` };
   }
+  if (numbers["Rerank depth"] === 0) return { error: "Rerank depth must be 1 or more." };
+  const retrieves = form.target === "rag" || form.target === "retrieve";
+  const rerank = retrieves ? form.rerank.trim() || null : null;
+  if (numbers["Rerank depth"] !== null && retrieves && !rerank) return { error: "Pick a rerank model, or leave the depth blank." };
   if (!resume) {
     if (form.target === "answers" && !form.answers.trim()) return { error: "Choose an answers file." };
     if (form.target === "http" && !form.answers.trim()) return { error: "Choose the service's description (a .toml file)." };
@@ -82,6 +91,8 @@ export function startRequest(form: RunForm, resume: string | null): { request: S
       judges,
       judge_models: judges.length > 0 || form.experiment ? form.judgeModels : [],
       experiment: resume ? null : form.experiment || null,
+      rerank: resume ? null : rerank,
+      rerank_depth: resume || !rerank ? null : numbers["Rerank depth"],
     },
   };
 }
