@@ -30,6 +30,7 @@ pub mod sse;
 pub mod structured;
 pub mod synthetic;
 pub mod transformer;
+pub mod weight_matrix;
 
 pub use chat_template::{ChatFormat, ChatMessage};
 pub use device::DeviceChoice;

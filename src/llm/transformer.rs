@@ -12,13 +12,14 @@
 
 use std::sync::Arc;
 
-use candle_core::quantized::{gguf_file, GgmlDType, QMatMul, QStorage, QTensor};
+use candle_core::quantized::{gguf_file, GgmlDType, QStorage, QTensor};
 use candle_core::{DType, Device, Module, Tensor};
 use candle_transformers::quantized_nn::RmsNorm;
 
 use super::architecture::{Activation, Architecture, RopeStyle, SUPPORTED_ARCHITECTURES};
 use super::error::{LlmError, Result};
 use super::rope::{rope_tables, RopeScaling, Yarn};
+use super::weight_matrix::{requantize_slow_type, WeightMatrix};
 
 #[derive(Debug, Clone)]
 pub struct TransformerConfig {
@@ -57,11 +58,11 @@ pub struct TransformerConfig {
 #[derive(Debug, Clone)]
 enum Projections {
     Fused {
-        w: QMatMul,
+        w: WeightMatrix,
         bias: Option<Tensor>,
         widths: Vec<usize>,
     },
-    Separate(Vec<(QMatMul, Option<Tensor>)>),
+    Separate(Vec<(WeightMatrix, Option<Tensor>)>),
 }
 
 impl Projections {
@@ -95,11 +96,11 @@ struct Layer {
     attn_norm: RmsNorm,
     /// q, k, v.
     qkv: Projections,
-    wo: QMatMul,
+    wo: WeightMatrix,
     ffn_norm: RmsNorm,
     /// gate, up.
     gate_up: Projections,
-    w_down: QMatMul,
+    w_down: WeightMatrix,
     q_norm: Option<RmsNorm>,
     k_norm: Option<RmsNorm>,
     post_attn_norm: Option<RmsNorm>,
@@ -123,7 +124,7 @@ pub struct TransformerWeights {
     embeddings: Embeddings,
     layers: Vec<Layer>,
     norm: RmsNorm,
-    output: QMatMul,
+    output: WeightMatrix,
     cos: Tensor,
     sin: Tensor,
     cos_local: Tensor,
@@ -236,10 +237,9 @@ impl<R: std::io::Read + std::io::Seek> Gguf<'_, R> {
     fn has(&self, name: &str) -> bool {
         self.content.tensor_infos.contains_key(name)
     }
-    fn matmul(&mut self, name: &str) -> std::result::Result<QMatMul, String> {
+    fn matmul(&mut self, name: &str) -> std::result::Result<WeightMatrix, String> {
         let t = self.tensor(name)?;
-        let t = requantize_slow_type(t).map_err(|e| format!("tensor {name}: {e}"))?;
-        matmul_weights(Arc::new(t)).map_err(|e| format!("tensor {name}: {e}"))
+        WeightMatrix::new(t).map_err(|e| format!("tensor {name}: {e}"))
     }
     /// Matrices `names` (with their biases, where present) that read the same input; see
     /// [`Projections`]. Loaded through host memory, where stacking their rows is a byte copy.
@@ -251,6 +251,7 @@ impl<R: std::io::Read + std::io::Seek> Gguf<'_, R> {
                 .content
                 .tensor(self.reader, &full, &Device::Cpu)
                 .map_err(|e| format!("tensor {full}: {e}"))?;
+            // Q4_1/Q5_0/Q5_1 become Q8_0 before stacking, so parts of mixed origin can fuse.
             let t = requantize_slow_type(t).map_err(|e| format!("tensor {full}: {e}"))?;
             let bias_name = format!("{name}.bias");
             let bias = if self.has(&bias_name) {
@@ -271,7 +272,7 @@ impl<R: std::io::Read + std::io::Seek> Gguf<'_, R> {
                 .into_iter()
                 .map(|(full, t, bias)| {
                     let t = move_qtensor(t, self.device).map_err(|e| format!("tensor {full}: {e}"))?;
-                    let w = matmul_weights(Arc::new(t)).map_err(|e| format!("tensor {full}: {e}"))?;
+                    let w = WeightMatrix::new(t).map_err(|e| format!("tensor {full}: {e}"))?;
                     Ok((w, bias))
                 })
                 .collect::<std::result::Result<_, String>>()
@@ -287,7 +288,7 @@ impl<R: std::io::Read + std::io::Seek> Gguf<'_, R> {
         }
         let rows: usize = widths.iter().sum();
         let storage = QStorage::from_data(std::borrow::Cow::Owned(bytes), self.device, dtype).map_err(fail)?;
-        let w = matmul_weights(Arc::new(QTensor::new(storage, (rows, k)).map_err(fail)?)).map_err(fail)?;
+        let w = WeightMatrix::new(QTensor::new(storage, (rows, k)).map_err(fail)?).map_err(fail)?;
         let bias = if parts[0].2.is_some() {
             let biases: Vec<Tensor> = parts.iter().filter_map(|p| p.2.clone()).collect();
             Some(Tensor::cat(&biases, 0).map_err(fail)?)
@@ -526,7 +527,7 @@ impl TransformerWeights {
             g.matmul("output.weight")?
         } else {
             // Tied embeddings: the output projection is the embedding table.
-            matmul_weights(embed.clone()).map_err(|e| e.to_string())?
+            WeightMatrix::shared(embed.clone()).map_err(|e| e.to_string())?
         };
         let embeddings = if embed.dtype() != GgmlDType::F32
             && hidden % embed.dtype().block_size() == 0
@@ -826,46 +827,6 @@ impl TransformerWeights {
             .reshape((b, seq, c.heads * c.head_dim))?;
         layer.wo.forward(&y)
     }
-}
-
-/// candle has no SIMD kernels for Q4_1, Q5_0 and Q5_1 (8–25 GFLOP/s against 170+ for the
-/// types that have them), and small models whose width is not a multiple of 256 use exactly
-/// these. Re-quantizing them to Q8_0 at load (AVX2 kernel; 8.5 bits per weight, so the values
-/// of the 4/5-bit originals are kept almost exactly) costs memory but makes them fast.
-fn requantize_slow_type(t: QTensor) -> candle_core::Result<QTensor> {
-    match t.dtype() {
-        GgmlDType::Q4_1 | GgmlDType::Q5_0 | GgmlDType::Q5_1 => {
-            let dense = t.dequantize(&t.device())?;
-            QTensor::quantize(&dense, GgmlDType::Q8_0)
-        }
-        _ => Ok(t),
-    }
-}
-
-/// Whether the user opted into candle's quantized CUDA kernels (`ASSAY_CUDA_QUANTIZED=1`).
-fn cuda_quantized() -> bool {
-    std::env::var("ASSAY_CUDA_QUANTIZED").is_ok_and(|v| !v.is_empty() && v != "0")
-}
-
-/// A weight matrix ready to multiply. On CUDA, candle's quantized kernels gave wrong greedy
-/// output for SmolLM2 where the same weights dequantized to f16 were right (docs/gpu.md):
-/// until the quantized path is verified on a GPU (scripts/gpu_check.sh), CUDA runs f16
-/// weights — twice to four times the memory of the file, still far below a GPU's — and says
-/// so once. `ASSAY_CUDA_QUANTIZED=1` opts back in.
-fn matmul_weights(t: Arc<QTensor>) -> candle_core::Result<QMatMul> {
-    let device = t.device();
-    let dense = matches!(t.dtype(), GgmlDType::F32 | GgmlDType::F16 | GgmlDType::BF16);
-    if device.is_cuda() && !dense && !cuda_quantized() {
-        static SAID: std::sync::Once = std::sync::Once::new();
-        SAID.call_once(|| {
-            tracing::warn!(
-                "CUDA: quantized weights run dequantized to f16 (candle's quantized CUDA kernels \
-                 are not verified yet; ASSAY_CUDA_QUANTIZED=1 uses them)"
-            )
-        });
-        return Ok(QMatMul::TensorF16(t.dequantize_f16(&device)?));
-    }
-    QMatMul::from_arc(t)
 }
 
 /// `t` (on the CPU) on `device`.

@@ -1,0 +1,170 @@
+//! A weight matrix ready to multiply: which kernel runs it, decided once at load.
+//!
+//! - CUDA: candle's quantized kernels gave wrong greedy output for SmolLM2 where the same
+//!   weights dequantized to f16 were right (docs/gpu.md). Until the quantized path is verified
+//!   on a GPU (scripts/gpu_check.sh), CUDA runs f16 weights and says so once;
+//!   `ASSAY_CUDA_QUANTIZED=1` opts back in.
+//! - CPU, 4/5-bit types without SIMD kernels (Q4_1, Q5_0, Q5_1): re-quantized to Q8_0.
+//! - CPU, Q8_0 where candle has no tiled kernel (widths not a multiple of 256, as SmolLM2's
+//!   576 and Qwen2.5-0.5B's 896, or CPUs without VNNI): our own tiled kernel
+//!   (`assay_kernels::q8_0`), bit-identical to candle's per-pair dot products and faster
+//!   (docs/runtime.md). Everything else: candle.
+
+use std::sync::Arc;
+
+use assay_kernels::q8_0::{self, Isa, Q8Rows};
+use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
+use candle_core::{DType, Device, Module, Tensor};
+
+#[derive(Debug, Clone)]
+pub struct WeightMatrix(Kernel);
+
+#[derive(Debug, Clone)]
+enum Kernel {
+    Candle(QMatMul),
+    /// Q8_0 weights (`rows` outputs of `blocks_per_row * 32` inputs) on our own kernel.
+    OwnQ8_0(Arc<Q8Rows>, Isa),
+}
+
+impl WeightMatrix {
+    pub fn new(t: QTensor) -> candle_core::Result<Self> {
+        let t = requantize_slow_type(t)?;
+        if let Some(isa) = own_q8_0_kernel_for(&t) {
+            let (rows, width) = t.shape().dims2()?;
+            let weights = Q8Rows::from_ggml_bytes(&t.data()?, rows, width)
+                .ok_or_else(|| candle_core::Error::Msg(format!("Q8_0 data does not hold {rows}×{width} weights")))?;
+            return Ok(Self(Kernel::OwnQ8_0(Arc::new(weights), isa)));
+        }
+        Self::shared(Arc::new(t))
+    }
+
+    /// The weights of `t` on candle's kernels, without a copy: tied embeddings share the
+    /// embedding table with the output projection (our kernel would need a second copy).
+    pub fn shared(t: Arc<QTensor>) -> candle_core::Result<Self> {
+        let device = t.device();
+        let dense = matches!(t.dtype(), GgmlDType::F32 | GgmlDType::F16 | GgmlDType::BF16);
+        if device.is_cuda() && !dense && !cuda_quantized() {
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                tracing::warn!(
+                    "CUDA: quantized weights run dequantized to f16 (candle's quantized CUDA kernels \
+                     are not verified yet; ASSAY_CUDA_QUANTIZED=1 uses them)"
+                )
+            });
+            return Ok(Self(Kernel::Candle(QMatMul::TensorF16(t.dequantize_f16(&device)?))));
+        }
+        Ok(Self(Kernel::Candle(QMatMul::from_arc(t)?)))
+    }
+
+    /// `x` (`[.., width]`) times the transposed weights: `[.., rows]`.
+    pub fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        let (weights, isa) = match &self.0 {
+            Kernel::Candle(m) => return m.forward(x),
+            Kernel::OwnQ8_0(weights, isa) => (weights, *isa),
+        };
+        let width = weights.blocks_per_row * q8_0::BLOCK;
+        let mut shape = x.dims().to_vec();
+        if shape.last() != Some(&width) {
+            candle_core::bail!("input of shape {:?} for a matrix of {} × {width}", x.dims(), weights.rows);
+        }
+        let m = x.elem_count() / width;
+        let values = x.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?;
+        let a = Q8Rows::quantize(&values, m, width)
+            .ok_or_else(|| candle_core::Error::Msg(format!("{m} rows of {width} values")))?;
+        let mut out = vec![0f32; m * weights.rows];
+        let pool = candle_core::utils::barrier_pool();
+        q8_0::matmul(isa, weights, &a, &mut out, &|n, f| pool.execute_chunked(n, f)).map_err(candle_core::Error::Msg)?;
+        if let Some(last) = shape.last_mut() {
+            *last = weights.rows;
+        }
+        Tensor::from_vec(out, shape, &Device::Cpu)?.to_dtype(x.dtype())
+    }
+}
+
+/// Our kernel where candle would fall back to one dot product per pair: CPU Q8_0 matrices
+/// that its tiled path does not take (it needs AVX-512 VNNI or AVX-VNNI, a width that is a
+/// multiple of 256 and rows in groups of 16; `repack_x86::select`). Where candle tiles, its
+/// kernel stays: it is faster still (it quantizes activations in blocks of 256).
+fn own_q8_0_kernel_for(t: &QTensor) -> Option<Isa> {
+    let (rows, width) = t.shape().dims2().ok()?;
+    if !t.device().is_cpu() || t.dtype() != GgmlDType::Q8_0 {
+        return None;
+    }
+    let candle_tiles = width % 256 == 0 && rows % 16 == 0 && candle_has_q8_0_tiles();
+    if candle_tiles {
+        return None;
+    }
+    q8_0::isa()
+}
+
+/// Whether candle 0.11 has its tiled Q8_0 kernel on this CPU (`repack_x86::level` above AVX2).
+fn candle_has_q8_0_tiles() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // candle reads this variable to stay on plain AVX2.
+        let forced_avx2 = std::env::var("MISTRALRS_FORCE_AVX2").as_deref() == Ok("1");
+        !forced_avx2
+            && ((is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vnni"))
+                || (is_x86_feature_detected!("avxvnni") && is_x86_feature_detected!("avx2")))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// candle has no SIMD kernels for Q4_1, Q5_0 and Q5_1 (8–25 GFLOP/s against 170+ for the
+/// types that have them), and small models whose width is not a multiple of 256 use exactly
+/// these. Re-quantizing them to Q8_0 at load (8.5 bits per weight, so the values of the 4/5-bit
+/// originals are kept almost exactly) costs memory but makes them fast.
+pub(super) fn requantize_slow_type(t: QTensor) -> candle_core::Result<QTensor> {
+    match t.dtype() {
+        GgmlDType::Q4_1 | GgmlDType::Q5_0 | GgmlDType::Q5_1 => {
+            let dense = t.dequantize(&t.device())?;
+            QTensor::quantize(&dense, GgmlDType::Q8_0)
+        }
+        _ => Ok(t),
+    }
+}
+
+/// Whether the user opted into candle's quantized CUDA kernels (`ASSAY_CUDA_QUANTIZED=1`).
+fn cuda_quantized() -> bool {
+    std::env::var("ASSAY_CUDA_QUANTIZED").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Our Q8_0 kernel gives candle's results to the bit, for prompt-sized and decode inputs,
+    /// on a width candle does not tile (576, SmolLM2's).
+    #[test]
+    fn our_q8_0_kernel_gives_candles_results_bit_for_bit() {
+        let dev = Device::Cpu;
+        let (rows, width) = (40, 576);
+        let w = Tensor::randn(0f32, 1.0, (rows, width), &dev).unwrap();
+        let ours = WeightMatrix::new(QTensor::quantize(&w, GgmlDType::Q8_0).unwrap()).unwrap();
+        let candle = QMatMul::from_qtensor(QTensor::quantize(&w, GgmlDType::Q8_0).unwrap()).unwrap();
+        if q8_0::isa().is_none() {
+            assert!(matches!(ours.0, Kernel::Candle(_)));
+            return;
+        }
+        assert!(matches!(ours.0, Kernel::OwnQ8_0(..)));
+        for m in [1usize, 5, 37] {
+            let x = Tensor::randn(0f32, 1.0, (1, m, width), &dev).unwrap();
+            let (a, b) = (ours.forward(&x).unwrap(), candle.forward(&x).unwrap());
+            assert_eq!(a.dims(), &[1, m, rows]);
+            let (a, b) = (a.flatten_all().unwrap().to_vec1::<f32>().unwrap(), b.flatten_all().unwrap().to_vec1::<f32>().unwrap());
+            assert!(a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()), "m={m}");
+        }
+        assert!(ours.forward(&Tensor::zeros((2, 64), DType::F32, &dev).unwrap()).is_err());
+    }
+
+    /// Widths candle tiles stay on candle's kernel where it has its tiles.
+    #[test]
+    fn candle_keeps_the_matrices_it_tiles() {
+        let w = Tensor::randn(0f32, 1.0, (32, 512), &Device::Cpu).unwrap();
+        let m = WeightMatrix::new(QTensor::quantize(&w, GgmlDType::Q8_0).unwrap()).unwrap();
+        assert_eq!(matches!(m.0, Kernel::Candle(_)), candle_has_q8_0_tiles() || q8_0::isa().is_none());
+    }
+}
