@@ -193,10 +193,13 @@ mod x86 {
         _mm_cvtss_f32(res)
     }
 
-    /// One kernel per instruction set, the same loops; only the byte dot product differs.
-    /// `R` activation rows × `C` weight rows from (`r0`, `c0`), written to `out[r * n + c]`.
+    /// One kernel per instruction set, the same loops; only the byte dot product and the tile
+    /// differ. `R` activation rows × `C` weight rows from (`r0`, `c0`), written to
+    /// `out[r * n + c]`. Tiles measured single-threaded on 1152×576 and 9728×896: 4×4 best on
+    /// AVX2 (16 vector registers); 4×8 on AVX-512 (32 registers) made one-row products of the
+    /// wide matrix 1.6× faster than 4×4, with prompt-sized products unchanged.
     macro_rules! micro_and_tile {
-        ($micro:ident, $tile:ident, $features:literal, $dot:ident) => {
+        ($micro:ident, $tile:ident, $features:literal, $dot:ident, $rows:expr, $cols:expr) => {
             #[target_feature(enable = $features)]
             unsafe fn $micro<const R: usize, const C: usize>(
                 w: &Q8Rows,
@@ -237,8 +240,8 @@ mod x86 {
 
             #[target_feature(enable = $features)]
             pub(super) unsafe fn $tile(w: &Q8Rows, a: &Q8Rows, rows: Range<usize>, cols: Range<usize>, out: *mut f32, n: usize) {
-                const R: usize = 4;
-                const C: usize = 4;
+                const R: usize = $rows;
+                const C: usize = $cols;
                 let mut r = rows.start;
                 while r < rows.end {
                     let full_rows = r + R <= rows.end;
@@ -271,8 +274,8 @@ mod x86 {
         _mm256_dpbusd_epi32(_mm256_setzero_si256(), abs, signed)
     }
 
-    micro_and_tile!(micro_avx2, tile_avx2, "avx2,fma", dot_avx2);
-    micro_and_tile!(micro_vnni, tile_vnni, "avx2,fma,avx512f,avx512vl,avx512vnni", dot_vnni);
+    micro_and_tile!(micro_avx2, tile_avx2, "avx2,fma", dot_avx2, 4, 4);
+    micro_and_tile!(micro_vnni, tile_vnni, "avx2,fma,avx512f,avx512vl,avx512vnni", dot_vnni, 4, 8);
 
     const _: () = assert!(BLOCK == 32);
 }
