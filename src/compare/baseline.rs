@@ -30,11 +30,14 @@ pub fn against_baseline(bench: &QualityBench, seed: u64) -> Vec<ModeAgainstBasel
     let Some(baseline) = bench.rows.iter().find(|r| r.method == BASELINE_ROW) else {
         return Vec::new();
     };
-    let mut compared: Vec<ModeAgainstBaseline> = bench
+    let rows: Vec<_> = bench
         .rows
         .iter()
-        .filter(|r| r.method != BASELINE_ROW && r.answer_found.len() == baseline.answer_found.len())
-        .filter(|r| !r.answer_found.is_empty())
+        .filter(|r| r.method != BASELINE_ROW && !r.answer_found.is_empty())
+        .filter(|r| r.answer_found.len() == baseline.answer_found.len())
+        .collect();
+    let mut diffs: Vec<PairedDiff> = rows
+        .iter()
         .map(|row| {
             let mut pairs = Vec::new();
             let mut excluded = 0;
@@ -48,19 +51,15 @@ pub fn against_baseline(bench: &QualityBench, seed: u64) -> Vec<ModeAgainstBasel
                     _ => excluded += 1,
                 }
             }
-            ModeAgainstBaseline {
-                method: row.method.clone(),
-                diff: paired_diff(ANSWER_IN_TOP_5, &pairs, excluded, seed),
-            }
+            paired_diff(ANSWER_IN_TOP_5, &pairs, excluded, seed)
         })
         .collect();
     // No diff is primary, so this is Holm over all the modes, verdicts recomputed from it.
-    let mut diffs: Vec<PairedDiff> = compared.iter().map(|m| m.diff.clone()).collect();
     adjust_secondary(&mut diffs);
-    for (mode, diff) in compared.iter_mut().zip(diffs) {
-        mode.diff = diff;
-    }
-    compared
+    rows.iter()
+        .zip(diffs)
+        .map(|(row, diff)| ModeAgainstBaseline { method: row.method.clone(), diff })
+        .collect()
 }
 
 #[cfg(test)]

@@ -43,7 +43,7 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
   // Reranking is off by default: with small models it helps some documents and hurts others
   // (README, Reranking), so the user opts in per run and compares.
   const rerank = h("select", { id: "run-rerank" }, h("option", { value: "" }, "none: the first stage's order"));
-  const rerankDepth = h("input", { id: "run-rerank-depth", type: "number", min: "1", placeholder: "20 first-stage chunks" });
+  const rerankDepth = h("input", { id: "run-rerank-depth", type: "number", min: "1" });
   const experiment = h("select", { id: "run-experiment" },
     h("option", { value: "" }, "none: one run per combination"),
     h("option", { value: "remove-context" }, "remove-context: each combination with and without the golden context (abstention)"));
@@ -72,7 +72,8 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
   const maxTokens = h("input", { id: "run-max-tokens", type: "number", min: "1", placeholder: "the core's default" });
   const ragOnly = [field("Generator models", modelBoxes), field("Max answer tokens", maxTokens)];
   const retrievalOnly = [field("Retrieval", retrievalBoxes), field("Top-k", topK),
-    field("Rerank with", rerank), field("Rerank depth", rerankDepth)];
+    field("Rerank with", rerank), field("Rerank depth", h("span", { class: "row" }, rerankDepth,
+      h("span", { class: "muted" }, "first-stage chunks rescored; blank: the core's default")))];
   const answerJudging = [field("Judges", judgeBoxes), field("Judge models", h("div", {}, judgeModelBoxes, judgeModelNote))];
   const experimentField = field("Experiment", experiment);
   const metrics = h("input", { id: "run-metrics", type: "text", placeholder: "all that apply (or e.g. token_f1,rouge_l)" });
