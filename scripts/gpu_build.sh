@@ -31,6 +31,7 @@ done
 # Stub driver: every cu* entry point cudarc declares, resolved by the real libcuda.so.1.
 if [ ! -e "$cuda/lib/stubs/libcuda.so" ]; then
   mkdir -p "$cuda/lib/stubs"
+  cargo fetch --quiet  # unpacks cudarc's sources, which list the entry points
   cudarc_src=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/cudarc-0.19.* | tail -1)
   grep -ohE '^\s+fn cu[A-Za-z0-9_]+\(' "$cudarc_src/src/driver/sys/mod.rs" \
     | sed -E 's/^\s+fn //; s/\(//' | sort -u \
@@ -43,10 +44,20 @@ export CUDA_COMPUTE_CAP=${CUDA_COMPUTE_CAP:-90}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target-cuda}
 # The dev profile (as the tests use) with candle itself fully optimised: its per-operation
 # host work is what a GPU decode step waits on.
-cargo build --bin assay --features cuda \
-  --config 'profile.dev.package.candle-core.opt-level=3' \
-  --config 'profile.dev.package.candle-nn.opt-level=3' \
-  --config 'profile.dev.package.cudarc.opt-level=3'
+opt=(--features cuda
+  --config 'profile.dev.package.candle-core.opt-level=3'
+  --config 'profile.dev.package.candle-nn.opt-level=3'
+  --config 'profile.dev.package.cudarc.opt-level=3')
+cargo build --bin assay "${opt[@]}"
 mkdir -p "$out_dir"
 strip -o "$out_dir/assay" "$CARGO_TARGET_DIR/debug/assay"
-ls -la "$out_dir/assay"
+# The architectures' differential test against llama.cpp, to run on the GPU
+# (ASSAY_TEST_DEVICE=cuda; it reads its fixtures from this checkout's path, baked in).
+test_bin=$(cargo test --no-run --test llm_architectures "${opt[@]}" --message-format=json 2>/dev/null \
+  | python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "llm_architectures":
+        print(m["executable"])')
+strip -o "$out_dir/llm_architectures" "$test_bin"
+ls -la "$out_dir"

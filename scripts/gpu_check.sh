@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# On a CUDA machine, with a binary from scripts/gpu_build.sh (docs/gpu.md): the synthetic
-# Qwen2.5-1.5B benchmark on the GPU (batch 1 and 16) and on the CPU, then greedy answers on the
-# GPU against the CPU's for a few prompts, for each default model installed.
+# On a CUDA machine, with the binaries from scripts/gpu_build.sh (docs/gpu.md):
+# - agree: every architecture's differential test against llama.cpp on the GPU; then
+#   `assay models check-device` (logits on the GPU against the CPU's, prompt and decode) on
+#   synthetic weights of each default model's shapes in the matrix types GGUF files use, on
+#   both CUDA paths (f16 weights, the default; candle's quantized kernels,
+#   ASSAY_CUDA_QUANTIZED=1), and on every default model installed;
+# - synthetic: the synthetic Qwen2.5-1.5B benchmark on the GPU (batch 1 and 16) and the CPU;
+# - greedy: greedy answers on the GPU against the CPU's, for each default model installed.
 #
-# Usage: scripts/gpu_check.sh [BINARY]   (default .gpu/assay)
-# Env: ASSAY_MODELS (models dir for the greedy check), RESULTS (folder for the JSON figures),
-#      ONLY=synthetic|greedy to run one half.
+# Usage: scripts/gpu_check.sh [BINARY]   (default .gpu/assay; the test binary beside it)
+# Env: ASSAY_MODELS (models dir for the model checks), RESULTS (folder for the JSON figures),
+#      ONLY=agree|synthetic|greedy to run one part.
 set -uo pipefail
 bin=${1:-.gpu/assay}
 results=${RESULTS:-/tmp/assay-gpu}
@@ -15,15 +20,52 @@ libs=$(python3 -c 'import nvidia, os; print(":".join(os.path.join(p, "cu13", "li
 export LD_LIBRARY_PATH=${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 status=0
+models=(smollm2-135m-instruct qwen2.5-coder-0.5b-instruct qwen2.5-coder-1.5b-instruct)
+installed() { [ -n "$(ls "${ASSAY_MODELS:-/nonexistent}/$1/"*.gguf 2>/dev/null)" ]; }
+
+if [ "${ONLY:-agree}" == agree ]; then
+  echo "== architectures against llama.cpp, on cuda"
+  ASSAY_TEST_DEVICE=cuda "$(dirname "$bin")/llm_architectures" 2>&1 | grep -E 'max \||test result|FAILED|panicked' || status=1
+  # The default models' shapes in the types their files hold (and the CPU runs as Q8_0):
+  # SmolLM2 Q4_1 (width 576), Qwen2.5-0.5B Q5_0/Q8_0 (896), Qwen2.5-1.5B Q4_K/Q6_K (1536).
+  for case in smollm2-135m:q4_1 smollm2-135m:q4_0 smollm2-135m:q8_0 qwen2-0.5b:q5_0 qwen2-0.5b:q8_0 \
+              qwen2-1.5b:q4_k qwen2-1.5b:q6_k qwen2-1.5b:q5_k; do
+    for path in default quantized; do
+      echo "== check-device synthetic ${case%%:*} ${case##*:}, cuda $path"
+      flag=""; [ $path == quantized ] && flag=1
+      ASSAY_CUDA_QUANTIZED=$flag "$bin" models check-device --synthetic "${case%%:*}" --matrix-type "${case##*:}" \
+        --json >"$results/check-${case/:/-}-$path.json" 2>/dev/null
+      code=$?
+      python3 -c 'import json,sys
+a=json.load(open(sys.argv[1]))
+print("  ".join("%s: rel. error max %.4f median %.4f, same top token %d/%d, not finite %d" % (k, a[k]["max_relative_error"], a[k]["median_relative_error"], a[k]["same_argmax"], a[k]["positions"], a[k]["not_finite"]) for k in ("prompt", "decode")), "->", "agrees" if a["agrees"] else "DIFFERS")' \
+        "$results/check-${case/:/-}-$path.json" || echo "  failed (exit $code)"
+      [ $path == default ] && [ $code != 0 ] && status=1
+    done
+  done
+  for model in "${models[@]}"; do
+    installed "$model" || { echo "== check-device $model: skipped, not installed in ASSAY_MODELS"; continue; }
+    for path in default quantized; do
+      echo "== check-device $model, cuda $path"
+      flag=""; [ $path == quantized ] && flag=1
+      ASSAY_CUDA_QUANTIZED=$flag "$bin" models check-device "$model" 2>/dev/null
+      code=$?
+      [ $path == default ] && [ $code != 0 ] && status=1
+    done
+  done
+fi
 
 if [ "${ONLY:-synthetic}" == synthetic ]; then
 summary='import json,sys
 b=json.load(open(sys.argv[1]))
 print("%s: weights made in %.1fs; prompt %.1f tok/s; %s; peak RSS %.0f MiB" % (b["device"], b["setup_s"], b["prompt_tok_per_s"],
   "; ".join("decode batch %d: %.1f tok/s (%.2f ms/step)" % (d["batch"], d["tok_per_s"], d["step_ms"]) for d in b["decode"]), b["peak_rss_mib"] or 0))'
-echo "== synthetic qwen2-1.5b on cuda"
-"$bin" bench --synthetic qwen2-1.5b --device cuda --batch 1,16 --json >"$results/synthetic-cuda.json" \
-  && python3 -c "$summary" "$results/synthetic-cuda.json" || status=1
+for path in default quantized; do
+  echo "== synthetic qwen2-1.5b on cuda ($path)"
+  flag=""; [ $path == quantized ] && flag=1
+  ASSAY_CUDA_QUANTIZED=$flag "$bin" bench --synthetic qwen2-1.5b --device cuda --batch 1,16 --json \
+    >"$results/synthetic-cuda-$path.json" && python3 -c "$summary" "$results/synthetic-cuda-$path.json" || status=1
+done
 echo "== synthetic qwen2-1.5b on cpu ($(nproc) cores)"
 "$bin" bench --synthetic qwen2-1.5b --device cpu --batch 1 --json >"$results/synthetic-cpu.json" \
   && python3 -c "$summary" "$results/synthetic-cpu.json" || status=1
@@ -37,8 +79,8 @@ Write a haiku about a water filter.
 List three prime numbers and explain why they are prime.
 How do I reset a device whose LED blinks red?'
 if [ "${ONLY:-greedy}" == greedy ]; then
-  for model in smollm2-135m-instruct qwen2.5-coder-0.5b-instruct qwen2.5-coder-1.5b-instruct; do
-    if [ -z "$(ls "${ASSAY_MODELS:-/nonexistent}/$model/"*.gguf 2>/dev/null)" ]; then
+  for model in "${models[@]}"; do
+    if ! installed "$model"; then
       echo "== greedy $model: skipped, not installed in ASSAY_MODELS"
       continue
     fi

@@ -15,6 +15,15 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llm/arch")
 }
 
+/// The device under test: the CPU, or `ASSAY_TEST_DEVICE` (`cuda` on a GPU machine with a
+/// CUDA build: scripts/gpu_check.sh runs this test there).
+fn device() -> DeviceChoice {
+    match std::env::var("ASSAY_TEST_DEVICE") {
+        Ok(name) => name.parse().expect("ASSAY_TEST_DEVICE: cpu, cuda or metal"),
+        Err(_) => DeviceChoice::Cpu,
+    }
+}
+
 fn reference() -> serde_json::Value {
     let text = std::fs::read_to_string(fixtures().join("reference.json")).expect("reference.json");
     serde_json::from_str(&text).expect("reference.json parses")
@@ -38,7 +47,7 @@ fn compare(name: &str) -> (f32, f32, Vec<usize>) {
         model_ref["sha256"].as_str().expect("sha256"),
         "{name}: the fixture file is not the one the reference was computed on"
     );
-    let model = LanguageModel::load(&path, name, DeviceChoice::Cpu).expect("model loads");
+    let model = LanguageModel::load(&path, name, device()).expect("model loads");
     assert_eq!(
         model_ref["architecture"].as_str(),
         Some(format!("{:?}", model.config().architecture).to_lowercase().as_str())

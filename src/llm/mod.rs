@@ -11,6 +11,7 @@ pub mod architecture;
 pub mod bench;
 pub mod chat_template;
 pub mod device;
+pub mod device_check;
 pub mod error;
 pub mod generate;
 pub mod gguf_info;

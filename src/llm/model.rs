@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use candle_core::Tensor;
+use candle_core::{Device, Tensor};
 
 use super::chat_template::{ChatFormat, ChatMessage};
 use super::device::{open_device, DeviceChoice};
@@ -43,6 +43,14 @@ type LoadedModels = Mutex<HashMap<(PathBuf, DeviceChoice), Arc<LanguageModel>>>;
 fn loaded() -> &'static LoadedModels {
     static LOADED: OnceLock<LoadedModels> = OnceLock::new();
     LOADED.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The weights of a GGUF model file on `device`, without its tokenizer (for comparing
+/// devices on the same weights: `device_check`).
+pub fn load_weights(path: &Path, device: &Device) -> Result<TransformerWeights> {
+    let content = read_content(path)?;
+    let mut file = fs::File::open(path).map_err(|e| LlmError::io(path, e))?;
+    TransformerWeights::from_gguf(&content, &mut file, device, path)
 }
 
 impl LanguageModel {

@@ -84,7 +84,50 @@ pub const QWEN2_0_5B: SyntheticArch = SyntheticArch {
     matrix_dtype: GgmlDType::Q8_0,
 };
 
-pub const ARCHS: &[SyntheticArch] = &[QWEN2_1_5B, QWEN2_0_5B];
+/// SmolLM2-135M-Instruct (the smallest default model): 30 layers, hidden 576, 9 heads over 3,
+/// no biases, tied embeddings; the published file is Q4_1 (which the CPU runs as Q8_0).
+pub const SMOLLM2_135M: SyntheticArch = SyntheticArch {
+    id: "smollm2-135m",
+    architecture: "llama",
+    layers: 30,
+    hidden: 576,
+    heads: 9,
+    kv_heads: 3,
+    ffn: 1536,
+    vocab: 49_152,
+    context_length: 8_192,
+    rope_base: 100_000.0,
+    rms_eps: 1e-5,
+    qkv_bias: false,
+    tied_embeddings: true,
+    matrix_dtype: GgmlDType::Q4_1,
+};
+
+pub const ARCHS: &[SyntheticArch] = &[QWEN2_1_5B, QWEN2_0_5B, SMOLLM2_135M];
+
+/// A matrix type by its GGUF name (`q4_0`, `q4_k`, `q8_0`, `f16` …, any case).
+pub fn parse_matrix_type(name: &str) -> Result<GgmlDType> {
+    let known = [
+        ("f32", GgmlDType::F32),
+        ("f16", GgmlDType::F16),
+        ("bf16", GgmlDType::BF16),
+        ("q4_0", GgmlDType::Q4_0),
+        ("q4_1", GgmlDType::Q4_1),
+        ("q5_0", GgmlDType::Q5_0),
+        ("q5_1", GgmlDType::Q5_1),
+        ("q8_0", GgmlDType::Q8_0),
+        ("q2_k", GgmlDType::Q2K),
+        ("q3_k", GgmlDType::Q3K),
+        ("q4_k", GgmlDType::Q4K),
+        ("q5_k", GgmlDType::Q5K),
+        ("q6_k", GgmlDType::Q6K),
+    ];
+    let wanted = name.to_ascii_lowercase();
+    known.iter().find(|(n, _)| *n == wanted).map(|(_, d)| *d).ok_or_else(|| {
+        let names: Vec<&str> = known.iter().map(|(n, _)| *n).collect();
+        LlmError::Invalid(format!("unknown matrix type `{name}` (known: {})", names.join(", ")))
+    })
+}
 
 impl FromStr for SyntheticArch {
     type Err = LlmError;
@@ -102,6 +145,21 @@ impl FromStr for SyntheticArch {
 impl SyntheticArch {
     fn head_dim(&self) -> usize {
         self.hidden / self.heads
+    }
+
+    /// These shapes with another matrix type, refused where a row does not split into the
+    /// type's blocks (k-quants need widths that are multiples of 256).
+    pub fn with_matrix_type(&self, dtype: GgmlDType) -> Result<Self> {
+        let block = dtype.block_size();
+        for width in [self.hidden, self.ffn] {
+            if width % block != 0 {
+                return Err(LlmError::Invalid(format!(
+                    "{}: width {width} is not a multiple of {dtype:?}'s block of {block}",
+                    self.id
+                )));
+            }
+        }
+        Ok(Self { matrix_dtype: dtype, ..self.clone() })
     }
 
     /// Name, shape and type of every tensor, in the GGUF naming of llama.cpp.

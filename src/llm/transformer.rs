@@ -251,8 +251,9 @@ impl<R: std::io::Read + std::io::Seek> Gguf<'_, R> {
                 .content
                 .tensor(self.reader, &full, &Device::Cpu)
                 .map_err(|e| format!("tensor {full}: {e}"))?;
-            // Q4_1/Q5_0/Q5_1 become Q8_0 before stacking, so parts of mixed origin can fuse.
-            let t = requantize_slow_type(t).map_err(|e| format!("tensor {full}: {e}"))?;
+            // Q4_1/Q5_0/Q5_1 bound for the CPU become Q8_0 before stacking, so parts of mixed
+            // origin can fuse.
+            let t = requantize_slow_type(t, self.device).map_err(|e| format!("tensor {full}: {e}"))?;
             let bias_name = format!("{name}.bias");
             let bias = if self.has(&bias_name) {
                 Some(self.dense(&bias_name)?)

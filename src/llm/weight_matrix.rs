@@ -28,7 +28,8 @@ enum Kernel {
 
 impl WeightMatrix {
     pub fn new(t: QTensor) -> candle_core::Result<Self> {
-        let t = requantize_slow_type(t)?;
+        let device = t.device();
+        let t = requantize_slow_type(t, &device)?;
         if let Some(isa) = own_q8_0_kernel_for(&t) {
             let (rows, width) = t.shape().dims2()?;
             let weights = Q8Rows::from_ggml_bytes(&t.data()?, rows, width)
@@ -113,11 +114,17 @@ fn candle_has_q8_0_tiles() -> bool {
     }
 }
 
-/// candle has no SIMD kernels for Q4_1, Q5_0 and Q5_1 (8–25 GFLOP/s against 170+ for the
+/// candle has no CPU SIMD kernels for Q4_1, Q5_0 and Q5_1 (8–25 GFLOP/s against 170+ for the
 /// types that have them), and small models whose width is not a multiple of 256 use exactly
 /// these. Re-quantizing them to Q8_0 at load (8.5 bits per weight, so the values of the 4/5-bit
-/// originals are kept almost exactly) costs memory but makes them fast.
-pub(super) fn requantize_slow_type(t: QTensor) -> candle_core::Result<QTensor> {
+/// originals are kept almost exactly) costs memory but makes them fast. Only for weights bound
+/// for the CPU: GPUs have kernels for these types, and candle 0.11's CUDA quantizer leaves the
+/// row padding its matrix kernels read uninitialised (loading from bytes zeroes it), which
+/// made SmolLM2's greedy output on CUDA wrong (docs/gpu.md).
+pub(super) fn requantize_slow_type(t: QTensor, target: &Device) -> candle_core::Result<QTensor> {
+    if !target.is_cpu() {
+        return Ok(t);
+    }
     match t.dtype() {
         GgmlDType::Q4_1 | GgmlDType::Q5_0 | GgmlDType::Q5_1 => {
             let dense = t.dequantize(&t.device())?;

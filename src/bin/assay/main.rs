@@ -314,7 +314,7 @@ fn main() {
             let options = commands_judge::AgreeOptions { json, labels_as, calibrate };
             commands_judge::agree(&runs, &labels, options, judges_dir, &db)
         }),
-        Command::Models(command) => models::run(command).map(|_| 0),
+        Command::Models(command) => models::run(command),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -85,6 +85,24 @@ pub enum ModelsCommand {
         #[arg(long, default_value = "cpu")]
         device: String,
     },
+    /// Check that a GPU gives the CPU's results for a model: the same tokens on both, logits
+    /// compared at every prompt position and over greedy steps. Exit status 1 when they differ.
+    CheckDevice {
+        /// A registered model (or use --synthetic).
+        id: Option<String>,
+        /// Random weights of a real architecture instead of a model file (qwen2-1.5b,
+        /// qwen2-0.5b, smollm2-135m).
+        #[arg(long, value_name = "ARCH", conflicts_with = "id")]
+        synthetic: Option<String>,
+        /// Matrix type of the synthetic weights (q4_0, q4_1, q5_0, q8_0, q4_k, q6_k, f16 …;
+        /// default: the published file's).
+        #[arg(long, value_name = "TYPE", requires = "synthetic")]
+        matrix_type: Option<String>,
+        #[arg(long, default_value = "cuda")]
+        device: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Measure a model: prompt and decode speed, option scoring with/without prefix reuse,
     /// peak memory. (`assay bench` runs the same measurement over the default models.)
     Bench {
@@ -139,9 +157,78 @@ struct ListedModel<'a> {
     path: PathBuf,
 }
 
-pub fn run(cmd: ModelsCommand) -> anyhow::Result<()> {
+pub fn run(cmd: ModelsCommand) -> anyhow::Result<i32> {
+    match cmd {
+        ModelsCommand::CheckDevice { id, synthetic, matrix_type, device, json } => {
+            check_device(id, synthetic, matrix_type, &device, json)
+        }
+        other => run_other(other).map(|_| 0),
+    }
+}
+
+/// The prompt the device check runs a model file on (a chat turn, as generation sees it).
+const CHECK_PROMPT: &str = "My water filter's light blinks red after I replaced the cartridge. \
+    What should I check first, and how do I reset it?";
+
+fn check_device(
+    id: Option<String>,
+    synthetic: Option<String>,
+    matrix_type: Option<String>,
+    device: &str,
+    json: bool,
+) -> anyhow::Result<i32> {
+    use assay::llm::device_check::{compare_with_cpu, DeviceAgreement, AGREEMENT_LIMIT};
+    let device: DeviceChoice = device.parse()?;
+    let (what, agreement): (String, DeviceAgreement) = match (id, synthetic) {
+        (Some(id), None) => {
+            let registry = Registry::load()?;
+            let path = registry.model_path(&id)?;
+            let model = LanguageModel::load(&path, &id, DeviceChoice::Cpu)?;
+            let tokens = model.encode_prompt(&model.chat_prompt(&[ChatMessage::user(CHECK_PROMPT)])?)?;
+            drop(model);
+            let load = |d: &candle_core::Device| assay::llm::model::load_weights(&path, d);
+            (id, compare_with_cpu(&load, &tokens, device)?)
+        }
+        (None, Some(arch)) => {
+            let mut arch: assay::llm::synthetic::SyntheticArch = arch.parse()?;
+            if let Some(t) = matrix_type {
+                arch = arch.with_matrix_type(assay::llm::synthetic::parse_matrix_type(&t)?)?;
+            }
+            let vocab = arch.vocab as u32;
+            // Token ids spread over the vocabulary, 64 of them: enough positions for the
+            // prompt kernels' tiles.
+            let tokens: Vec<u32> = (0..64u32).map(|i| (i * 7919 + 13) % vocab).collect();
+            let load = |d: &candle_core::Device| arch.weights(d, 42);
+            (format!("synthetic {} ({:?})", arch.id, arch.matrix_dtype), compare_with_cpu(&load, &tokens, device)?)
+        }
+        _ => anyhow::bail!("name a registered model, or --synthetic ARCH"),
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&agreement)?);
+    } else {
+        for (stage, p) in [("prompt", &agreement.prompt), ("decode", &agreement.decode)] {
+            println!(
+                "{what} on {}: {stage} {} positions: relative error max {:.4}, median {:.4}; same top token {}/{}; not finite {}",
+                agreement.device, p.positions, p.max_relative_error, p.median_relative_error, p.same_argmax, p.positions, p.not_finite
+            );
+        }
+        println!(
+            "{}",
+            if agreement.agrees {
+                format!("agrees with the CPU (relative error within {AGREEMENT_LIMIT})")
+            } else {
+                format!("DIFFERS from the CPU (relative error over {AGREEMENT_LIMIT} or not finite)")
+            }
+        );
+    }
+    Ok(if agreement.agrees { 0 } else { 1 })
+}
+
+fn run_other(cmd: ModelsCommand) -> anyhow::Result<()> {
     let mut registry = Registry::load()?;
     match cmd {
+        // Its exit status says whether the devices agree: `run` calls it directly.
+        ModelsCommand::CheckDevice { .. } => anyhow::bail!("check-device is run by `models::run`"),
         ModelsCommand::List { json } => list(&registry, json),
         ModelsCommand::Pull { id, source } => {
             let source: PullSource = source.parse()?;
