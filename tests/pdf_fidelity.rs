@@ -91,3 +91,26 @@ fn chromium_manual_with_cid_fonts_matches_pdftotext() {
 fn libreoffice_manual_matches_pdftotext() {
     check("tests/fixtures/corpus/pdf/tarn-tent.pdf", "tests/fixtures/corpus/pdf/tarn-tent.pdftotext.txt");
 }
+
+/// Ghostscript (here groff's PDF of its pdfmark manual) starts justified lines with the `'`
+/// operator, which pdf-extract skips, and kerns with a space glyph under negative word spacing.
+/// Both are read as the page shows them: no lost line starts, no words split at the kern.
+#[test]
+fn ghostscript_quote_operator_and_space_kerning_read_as_printed() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let pdf = root.join("datasets/realdocs-hard/corpus/pdfmark.pdf");
+    let (doc, _) = read_document("pdfmark", &pdf, ReadLimits::default()).expect("pdfmark.pdf");
+    let text: Vec<&str> = doc.sections.iter().flat_map(|s| s.blocks.iter().map(|b| b.text.as_str())).collect();
+    let flat = text.join("\n").split_whitespace().collect::<Vec<_>>().join(" ");
+    for printed in [
+        "To create a PDF bookmark",
+        "To enable proper handling of page transitions",
+        "however, if such space is required",
+        "the user will rarely, if ever, invoke the pdfhref macro directly",
+    ] {
+        assert!(flat.contains(printed), "`{printed}` is not in the text");
+    }
+    for broken in ["howev er", "inv oke", " reate a PDF"] {
+        assert!(!flat.contains(broken), "`{broken}` is in the text");
+    }
+}

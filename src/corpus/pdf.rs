@@ -36,6 +36,9 @@ pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<PdfText, DocumentProblem> {
     // Widths pdf-extract would misread shift glyphs and split words: put them in its shape.
     contain(|| super::pdf_fonts::normalize_font_widths(&mut doc))
         .map_err(|panic| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) })?;
+    // Text shown by `'` and `"` would be lost: rewrite them into operators pdf-extract reads.
+    contain(|| super::pdf_text_operators::expand_quote_operators(&mut doc))
+        .map_err(|panic| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) })?;
     let page_numbers: Vec<u32> = contain(|| doc.get_pages().keys().copied().collect())
         .map_err(|panic| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) })?;
     if page_numbers.is_empty() {
@@ -96,19 +99,28 @@ impl PageText {
         let mut text = String::new();
         let mut space_pending = false;
         let mut last: Option<&Glyph> = None;
+        // The last glyph with ink: a space glyph counts only where it leaves a gap after it.
+        // Ghostscript kerns with a space glyph and negative word spacing ("ev e" drawn as
+        // "eve"), so a space glyph alone does not make a word break.
+        let mut last_ink: Option<&Glyph> = None;
         for glyph in &self.glyphs {
             let blank = glyph.text.trim().is_empty();
             if let Some(prev) = last {
                 let size = glyph.size;
                 let dy = (glyph.y - prev.y).abs();
+                let gap_from_ink = last_ink.map_or(f64::INFINITY, |ink| glyph.x - ink.end);
                 if dy > size * 1.5 {
                     text.push_str("\n\n");
                     space_pending = false;
                 } else if dy > size * 0.5 || glyph.x < prev.end - size {
                     text.push('\n');
                     space_pending = false;
-                } else if !blank && (space_pending || glyph.x > prev.end + size * WORD_GAP_EM) {
+                } else if !blank
+                    && ((space_pending && gap_from_ink > size * WORD_GAP_EM) || glyph.x > prev.end + size * WORD_GAP_EM)
+                {
                     text.push(' ');
+                    space_pending = false;
+                } else if !blank {
                     space_pending = false;
                 }
             }
@@ -116,6 +128,7 @@ impl PageText {
                 space_pending = true;
             } else {
                 text.push_str(&glyph.text);
+                last_ink = Some(glyph);
             }
             last = Some(glyph);
         }
