@@ -15,10 +15,11 @@ use super::device::{open_device, DeviceChoice};
 use super::error::{LlmError, Result};
 use super::transformer::{logits_rows, KvCache, TransformerWeights};
 
-/// Largest relative error (‖Δ‖/‖cpu‖ at one position) still called agreement. Rounding
-/// differences between the CPU's and a GPU's kernels stay a few percent (docs/gpu.md gives
-/// the figures measured); a wrong kernel gives errors near 1.
-pub const AGREEMENT_LIMIT: f64 = 0.1;
+/// Largest relative error (‖Δ‖/‖cpu‖ at one position) still called agreement. Measured on an
+/// H100 (docs/gpu.md): correct kernels give at most 0.06 on synthetic weights and 0.24 on
+/// SmolLM2's real file, whose outlier activations make the CPU's 8-bit activations the larger
+/// error; logits of unrelated weights give about 1.4 (√2), a kernel reading garbage more.
+pub const AGREEMENT_LIMIT: f64 = 0.5;
 
 /// Greedy decode steps compared after the prompt.
 pub const DECODE_STEPS: usize = 16;

@@ -1,9 +1,9 @@
 //! A weight matrix ready to multiply: which kernel runs it, decided once at load.
 //!
-//! - CUDA: candle's quantized kernels gave wrong greedy output for SmolLM2 where the same
-//!   weights dequantized to f16 were right (docs/gpu.md). Until the quantized path is verified
-//!   on a GPU (scripts/gpu_check.sh), CUDA runs f16 weights and says so once;
-//!   `ASSAY_CUDA_QUANTIZED=1` opts back in.
+//! - CUDA: candle's quantized kernels for the types `assay models check-device` verified on a
+//!   GPU against the CPU ([`CUDA_VERIFIED_TYPES`], docs/gpu.md); other quantized types are
+//!   dequantized to f16 (cuBLAS), said once. `ASSAY_CUDA_QUANTIZED=1` takes the quantized
+//!   kernels for every type, `ASSAY_CUDA_QUANTIZED=0` f16 for every type.
 //! - CPU, 4/5-bit types without SIMD kernels (Q4_1, Q5_0, Q5_1): re-quantized to Q8_0.
 //! - CPU, Q8_0 where candle has no tiled kernel (widths not a multiple of 256, as SmolLM2's
 //!   576 and Qwen2.5-0.5B's 896, or CPUs without VNNI): our own tiled kernel
@@ -44,12 +44,14 @@ impl WeightMatrix {
     pub fn shared(t: Arc<QTensor>) -> candle_core::Result<Self> {
         let device = t.device();
         let dense = matches!(t.dtype(), GgmlDType::F32 | GgmlDType::F16 | GgmlDType::BF16);
-        if device.is_cuda() && !dense && !cuda_quantized() {
+        if device.is_cuda() && !dense && !cuda_runs_quantized(t.dtype()) {
             static SAID: std::sync::Once = std::sync::Once::new();
             SAID.call_once(|| {
                 tracing::warn!(
-                    "CUDA: quantized weights run dequantized to f16 (candle's quantized CUDA kernels \
-                     are not verified yet; ASSAY_CUDA_QUANTIZED=1 uses them)"
+                    "CUDA: {:?} weights run dequantized to f16 (candle's quantized CUDA kernels are \
+                     verified for {:?}; ASSAY_CUDA_QUANTIZED=1 uses them for every type)",
+                    t.dtype(),
+                    CUDA_VERIFIED_TYPES
                 )
             });
             return Ok(Self(Kernel::Candle(QMatMul::TensorF16(t.dequantize_f16(&device)?))));
@@ -134,9 +136,20 @@ pub(super) fn requantize_slow_type(t: QTensor, target: &Device) -> candle_core::
     }
 }
 
-/// Whether the user opted into candle's quantized CUDA kernels (`ASSAY_CUDA_QUANTIZED=1`).
-fn cuda_quantized() -> bool {
-    std::env::var("ASSAY_CUDA_QUANTIZED").is_ok_and(|v| !v.is_empty() && v != "0")
+/// The quantized types whose CUDA kernels gave the CPU's logits on a GPU (H100, 2026-11-25:
+/// `scripts/gpu_check.sh`, relative error at most 0.06 on synthetic weights of the default
+/// models' shapes, as f16 weights do): the types of the default models' files.
+pub const CUDA_VERIFIED_TYPES: [GgmlDType; 5] =
+    [GgmlDType::Q4_1, GgmlDType::Q5_0, GgmlDType::Q8_0, GgmlDType::Q4K, GgmlDType::Q6K];
+
+/// Whether `dtype` runs on candle's quantized CUDA kernels: verified types by default;
+/// `ASSAY_CUDA_QUANTIZED=1` for all types, `=0` for none.
+fn cuda_runs_quantized(dtype: GgmlDType) -> bool {
+    match std::env::var("ASSAY_CUDA_QUANTIZED").as_deref() {
+        Ok("0") => false,
+        Ok(v) if !v.is_empty() => true,
+        _ => CUDA_VERIFIED_TYPES.contains(&dtype),
+    }
 }
 
 #[cfg(test)]

@@ -148,7 +148,7 @@ enum Command {
         #[arg(long, value_name = "N")]
         questions: Option<usize>,
         /// Measure only the model runtime on random weights of a real architecture
-        /// (qwen2-1.5b, qwen2-0.5b): no model file needed.
+        /// (qwen2-1.5b, qwen2-0.5b, smollm2-135m): no model file needed.
         #[arg(long, value_name = "ARCH")]
         synthetic: Option<String>,
         /// Where the synthetic model runs: cpu, cuda or metal.
