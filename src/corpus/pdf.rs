@@ -116,7 +116,9 @@ impl PageText {
                     text.push('\n');
                     space_pending = false;
                 } else if !blank
-                    && ((space_pending && gap_from_ink > size * WORD_GAP_EM) || glyph.x > prev.end + size * WORD_GAP_EM)
+                    && ((space_pending && gap_from_ink > size * WORD_GAP_EM)
+                        || glyph.x > prev.end + size * WORD_GAP_EM
+                        || leaves_script(prev, glyph))
                 {
                     text.push(' ');
                     space_pending = false;
@@ -134,6 +136,20 @@ impl PageText {
         }
         text
     }
+}
+
+/// Back from a superscript or subscript to the line's own size and baseline: a word break, as
+/// pdftotext reads it (a footnote mark before "the", "a11 x1" in a formula), even without a gap.
+/// Only from a digit or small letter to a letter or digit: footnote marks and indices are
+/// those, while a small raised capital is part of a word (the "A" of the LaTeX logo), an
+/// accent set above its letter is neither, and a following "." or ")" belongs to what it
+/// follows.
+fn leaves_script(prev: &Glyph, glyph: &Glyph) -> bool {
+    prev.size < glyph.size * 0.85
+        && (glyph.y - prev.y).abs() > glyph.size * 0.15
+        && !prev.text.is_empty()
+        && prev.text.chars().all(|c| c.is_alphanumeric() && !c.is_uppercase())
+        && glyph.text.chars().next().is_some_and(char::is_alphanumeric)
 }
 
 impl OutputDev for PageText {
