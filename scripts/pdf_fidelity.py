@@ -24,6 +24,8 @@ def tokens(text):
     text = unicodedata.normalize("NFKC", text)
     # A word hyphenated at a line end reads as one word; so does one hyphenated inside a line
     # (the two tools decide differently whether "ELE-MENT" at a line end keeps its hyphen).
+    # Typographic hyphens (U+2010; NFKC folds U+2011 into it) count as the ASCII one.
+    text = text.replace("\u2010", "-")
     text = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", text)
     text = re.sub(r"(\w)-(\w)", r"\1\2", text)
     # URLs are cut at different places by the two tools' line joining: not words.

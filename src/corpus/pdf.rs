@@ -62,10 +62,16 @@ pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<PdfText, DocumentProblem> {
                 String::new()
             }
         };
-        // NFKC turns typesetters' ligatures (U+FB01 "ﬁ") and compatibility forms into letters.
-        pages.push(text.nfkc().collect());
+        pages.push(plain_characters(&text));
     }
     Ok(PdfText { pages, warnings })
+}
+
+/// NFKC turns typesetters' ligatures (U+FB01 "ﬁ") and compatibility forms into letters; the
+/// typographic hyphens (U+2010, and U+2011 which NFKC folds into it) become the ASCII one users
+/// type, as in pdftotext, so an InDesign PDF's "RET‐fusion" matches a question's "RET-fusion".
+fn plain_characters(text: &str) -> String {
+    text.nfkc().map(|c| if c == '\u{2010}' { '-' } else { c }).collect()
 }
 
 /// A gap between glyphs wider than this (in em of the font size) is a word break, whether or
@@ -187,4 +193,17 @@ impl OutputDev for PageText {
 
 fn reader_failed(panic: &str) -> String {
     format!("the PDF reader failed: {panic}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_characters;
+
+    #[test]
+    fn ligatures_become_letters_and_typographic_hyphens_ascii() {
+        assert_eq!(plain_characters("e\u{FB00}ect of\u{FB01}cer"), "effect officer");
+        assert_eq!(plain_characters("RET\u{2010}fusion, Dana\u{2011}Farber"), "RET-fusion, Dana-Farber");
+        // Dashes and the minus sign are not hyphens: they keep their meaning.
+        assert_eq!(plain_characters("5\u{2013}10 \u{2212}3"), "5\u{2013}10 \u{2212}3");
+    }
 }
