@@ -33,6 +33,16 @@ for model in "${models[@]}"; do
   $assay agree "agree-careful-$model" "agree-sloppy-$model" \
     --labels datasets/trailgear/labels-careful.jsonl --labels datasets/trailgear/labels-sloppy.jsonl \
     --json > "$out/$model.json"
+  # Long answers (175-437 words, 38 questions; the others have no answer in that file and are
+  # left unscored): only `correct` is labelled there.
+  name="agree-long-$model"
+  if ! { $assay runs --json 2>/dev/null || echo '[]'; } | python3 -c "import json,sys; sys.exit(0 if any(r['name']=='$name' and r['status']=='finished' for r in json.load(sys.stdin)) else 1)"; then
+    start=$(date +%s)
+    $assay run datasets/trailgear --target answers:answers-long.jsonl --judges correct \
+      --judge-model "$model" --name "$name" "${limit[@]}" >/dev/null 2>"$out/$name.log"
+    echo "$name: $(( $(date +%s) - start )) s" >&2
+  fi
+  $assay agree "$name" --labels datasets/trailgear/labels-long.jsonl --json > "$out/$model-long.json"
 done
 python3 - "$out" "${models[@]}" > docs/judge-agreement.md <<'PY'
 import json, sys
@@ -61,6 +71,16 @@ rows.sort(key=lambda r: (r[0], models.index(r[1])))
 for judge, model, a in rows:
     print(f"| {judge} | {model} | {a['n']} | {a['unscored']} | {f(a['accuracy'])} | {f(a.get('kappa'))} "
           f"| {f(a.get('spearman'))} | {f(a.get('score_spearman'))} |")
+print("\n## Long answers\n")
+print("The same `correct` judge on `answers-long.jsonl`: 38 answers of 175-437 words (most of")
+print("them right, with details the reference does not mention), against `labels-long.jsonl`.\n")
+print("| model | n | unscored | accuracy | kappa | score Spearman | right answers failed | wrong answers passed |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
+for model in models:
+    for a in json.load(open(f"{out}/{model}-long.json")):
+        (no_no, no_yes), (yes_no, yes_yes) = a["confusion"]
+        print(f"| {model} | {a['n']} | {a['unscored']} | {f(a['accuracy'])} | {f(a.get('kappa'))} "
+              f"| {f(a.get('score_spearman'))} | {yes_no} of {yes_no + yes_yes} | {no_yes} of {no_no + no_yes} |")
 print(f"\n## Confusion matrices of {models[0]}\n")
 print("Rows are the human labels, columns the judge's.\n")
 for judge, model, a in rows:
