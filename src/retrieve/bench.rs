@@ -422,12 +422,13 @@ pub fn bench_scale(options: &BenchOptions) -> Result<ScaleBench, RetrieveError> 
 /// Embed every chunk of the dataset's corpus once (not cached) and time it.
 pub fn bench_embedding(model: &MiniLm, dataset: &Dataset, settings: IndexSettings) -> Result<EmbeddingBench, RetrieveError> {
     let (index, _) = index_dataset(dataset, settings)?;
-    let bodies: Vec<String> = index.chunks.iter().map(super::dense::chunk_body).collect();
-    let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
+    let windows: Vec<String> = index.chunks.iter().flat_map(super::dense::chunk_windows).collect();
+    let refs: Vec<&str> = windows.iter().map(String::as_str).collect();
     let start = Instant::now();
     model.embed(&refs)?;
     let seconds = start.elapsed().as_secs_f64();
-    Ok(EmbeddingBench { chunks: refs.len(), seconds, chunks_per_second: refs.len() as f64 / seconds.max(1e-9) })
+    let chunks = index.chunks.len();
+    Ok(EmbeddingBench { chunks, seconds, chunks_per_second: chunks as f64 / seconds.max(1e-9) })
 }
 
 fn percentile(sorted_ms: &[f64], p: f64) -> f64 {
