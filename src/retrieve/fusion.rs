@@ -9,15 +9,21 @@ pub const RRF_K: f32 = 60.0;
 /// Fuse rankings of item ids (best first) into one ranking with fused scores, best first.
 /// Ties keep the order in which items were first seen, so the result is deterministic.
 pub fn reciprocal_rank_fusion(rankings: &[Vec<usize>]) -> Vec<(usize, f32)> {
+    let weighted: Vec<(&[usize], f32)> = rankings.iter().map(|r| (r.as_slice(), 1.0)).collect();
+    weighted_reciprocal_rank_fusion(&weighted)
+}
+
+/// As `reciprocal_rank_fusion`, each ranking's 1 / (k + rank) multiplied by its weight.
+pub fn weighted_reciprocal_rank_fusion(rankings: &[(&[usize], f32)]) -> Vec<(usize, f32)> {
     let mut scores: HashMap<usize, (f32, usize)> = HashMap::new();
     let mut seen = 0;
-    for ranking in rankings {
+    for (ranking, weight) in rankings {
         for (rank, item) in ranking.iter().enumerate() {
             let entry = scores.entry(*item).or_insert_with(|| {
                 seen += 1;
                 (0.0, seen)
             });
-            entry.0 += 1.0 / (RRF_K + rank as f32 + 1.0);
+            entry.0 += weight / (RRF_K + rank as f32 + 1.0);
         }
     }
     let mut fused: Vec<(usize, f32, usize)> =
@@ -38,5 +44,15 @@ mod tests {
         assert_eq!(order, [3, 2, 1, 4]);
         assert!((fused[0].1 - (1.0 / 63.0 + 1.0 / 61.0)).abs() < 1e-6);
         assert!((fused[1].1 - 2.0 / 62.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_heavier_ranking_decides_between_items_the_lists_disagree_on() {
+        let (lexical, dense) = (vec![1, 2], vec![2, 1]);
+        let equal = reciprocal_rank_fusion(&[lexical.clone(), dense.clone()]);
+        assert!((equal[0].1 - equal[1].1).abs() < 1e-9, "a tie with equal weights");
+        let fused = weighted_reciprocal_rank_fusion(&[(&lexical, 2.0), (&dense, 1.0)]);
+        assert_eq!(fused.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [1, 2]);
+        assert!((fused[0].1 - (2.0 / 61.0 + 1.0 / 62.0)).abs() < 1e-6);
     }
 }
