@@ -44,8 +44,9 @@ export interface RunView {
 }
 
 export interface PairedDiff {
-  metric: string; pairs: number; excluded: number; mean_a: number; ci95_a: [number, number];
-  mean_b: number; ci95_b: [number, number]; mean_diff: number; ci95_diff: [number, number];
+  // Null where no question has the metric in both runs (the verdict is then "no_pairs").
+  metric: string; pairs: number; excluded: number; mean_a: number | null; ci95_a: [number | null, number | null];
+  mean_b: number | null; ci95_b: [number | null, number | null]; mean_diff: number | null; ci95_diff: [number | null, number | null];
   wins: number; ties: number; losses: number; sign_test_p: number;
   /** Paired permutation test; adjusted for the other metrics (the primary's is its own). */
   permutation_p: number; adjusted_p: number; primary: boolean; min_detectable_diff: number | null;

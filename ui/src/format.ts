@@ -1,15 +1,19 @@
 // Display formatting only: every number shown is computed by the core; these functions round it.
 
+/** The core writes an undefined value (a metric no pair has, a bound of no interval) as null. */
+const missing = (value: number | null | undefined): value is null | undefined =>
+  value === null || value === undefined || Number.isNaN(value);
+
 export function fixed(value: number | null | undefined, digits = 3): string {
-  return value === null || value === undefined || Number.isNaN(value) ? "—" : value.toFixed(digits);
+  return missing(value) ? "—" : value.toFixed(digits);
 }
 
-export function interval(ci: [number, number] | null | undefined): string {
-  return ci ? `[${fixed(ci[0])}, ${fixed(ci[1])}]` : "—";
+export function interval(ci: [number | null, number | null] | null | undefined): string {
+  return ci && !missing(ci[0]) && !missing(ci[1]) ? `[${fixed(ci[0])}, ${fixed(ci[1])}]` : "—";
 }
 
-export function signed(value: number): string {
-  return Number.isNaN(value) ? "—" : (value > 0 ? "+" : "") + value.toFixed(3);
+export function signed(value: number | null | undefined): string {
+  return missing(value) ? "—" : (value > 0 ? "+" : "") + value.toFixed(3);
 }
 
 export function ms(value: number | null | undefined): string {

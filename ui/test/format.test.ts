@@ -17,6 +17,12 @@ describe("format", () => {
     expect(signed(-0.05)).toBe("-0.050");
     expect(signed(0)).toBe("0.000");
   });
+  it("shows a metric no pair has as a dash, not an error", () => {
+    // The core's JSON for a metric with no paired questions (e.g. citations when one run cites nothing).
+    expect(signed(null)).toBe("—");
+    expect(interval([null, null])).toBe("—");
+    expect(interval(null)).toBe("—");
+  });
   it("writes durations and times for people", () => {
     expect(duration(42.4)).toBe("42 s");
     expect(duration(125)).toBe("2 min 5 s");
