@@ -16,8 +16,17 @@ export function signed(value: number | null | undefined): string {
   return missing(value) ? "—" : (value > 0 ? "+" : "") + value.toFixed(3);
 }
 
+/** A value and its interval: one dash when there is no value (no interval can exist then). */
+export function withInterval(
+  value: number | null | undefined,
+  ci: [number | null, number | null] | null | undefined,
+  show: (value: number | null | undefined) => string = fixed,
+): string {
+  return missing(value) ? "—" : `${show(value)} ${interval(ci)}`;
+}
+
 export function ms(value: number | null | undefined): string {
-  if (value === null || value === undefined || Number.isNaN(value)) return "—";
+  if (missing(value)) return "—";
   return value >= 1000 ? `${(value / 1000).toFixed(1)} s` : `${value.toFixed(1)} ms`;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { count, duration, fixed, interval, ms, signed, when } from "../src/format";
+import { count, duration, fixed, interval, ms, signed, when, withInterval } from "../src/format";
 
 describe("format", () => {
   it("rounds and marks missing values", () => {
@@ -22,6 +22,10 @@ describe("format", () => {
     expect(signed(null)).toBe("—");
     expect(interval([null, null])).toBe("—");
     expect(interval(null)).toBe("—");
+    // One dash for a row with no value, not one for the value and one for its interval.
+    expect(withInterval(null, [null, null], signed)).toBe("—");
+    expect(withInterval(0.25, [0.1, 0.4], signed)).toBe("+0.250 [0.100, 0.400]");
+    expect(withInterval(0.25, null)).toBe("0.250 —");
   });
   it("writes durations and times for people", () => {
     expect(duration(42.4)).toBe("42 s");

@@ -4,7 +4,7 @@
 // questions where the runs disagree most, side by side.
 import { api, errorText, Comparison, GroupDiff, LeaderboardRow, RunRecord, SideBySide } from "../api";
 import { h, append, svg } from "../dom";
-import { fixed, interval, signed, when } from "../format";
+import { fixed, signed, when, withInterval } from "../format";
 import { go, selection } from "../router";
 
 export async function renderCompare(area: HTMLElement, runs: string[]): Promise<void> {
@@ -51,9 +51,9 @@ const verdictText = (c: Comparison, v: string) =>
 function comparisonTable(c: Comparison): HTMLElement {
   const rows = c.diffs.map((d) => h("tr", { "data-metric": d.metric, class: d.primary ? "primary" : "" },
     h("th", {}, d.primary ? `${d.metric} (primary)` : d.metric),
-    h("td", { class: "num" }, `${fixed(d.mean_a)} ${interval(d.ci95_a)}`),
-    h("td", { class: "num" }, `${fixed(d.mean_b)} ${interval(d.ci95_b)}`),
-    h("td", { class: "num" }, `${signed(d.mean_diff)} ${interval(d.ci95_diff)}`),
+    h("td", { class: "num" }, withInterval(d.mean_a, d.ci95_a)),
+    h("td", { class: "num" }, withInterval(d.mean_b, d.ci95_b)),
+    h("td", { class: "num" }, withInterval(d.mean_diff, d.ci95_diff, signed)),
     h("td", { class: `verdict ${d.verdict}` }, verdictText(c, d.verdict)),
     h("td", { class: "num" }, `${d.wins} / ${d.ties} / ${d.losses}`),
     h("td", { class: "num" }, pValue(d.permutation_p)),
@@ -80,7 +80,7 @@ function breakdownTable(c: Comparison, groups: GroupDiff[]): HTMLElement | null 
         h("td", { class: "num" }, String(g.pairs)),
         h("td", { class: "num" }, fixed(g.mean_a)),
         h("td", { class: "num" }, fixed(g.mean_b)),
-        h("td", { class: "num" }, `${signed(g.mean_diff)} ${interval(g.ci95_diff)}`),
+        h("td", { class: "num" }, withInterval(g.mean_diff, g.ci95_diff, signed)),
         h("td", { class: "num" }, pValue(g.permutation_p)),
         h("td", { class: "num" }, pValue(g.adjusted_p)))))));
 }
@@ -94,7 +94,7 @@ function leaderboardTable(metric: string, rows: LeaderboardRow[]): HTMLElement {
       h("tbody", {}, ...rows.map((r) => h("tr", { "data-run": r.run },
         h("td", { class: "num" }, String(r.rank)),
         h("th", {}, r.name),
-        h("td", { class: "num" }, `${fixed(r.mean)} ${interval(r.ci95)}`),
+        h("td", { class: "num" }, withInterval(r.mean, r.ci95)),
         h("td", { class: "num" }, String(r.n)))))));
 }
 
