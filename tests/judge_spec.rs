@@ -21,6 +21,35 @@ fn built_in_judges_load() {
     assert_eq!(c5.normalised_value(0), 0.0);
 }
 
+/// `correct` reads a long answer before the question and the correct answer (a small judge
+/// loses the correct answer behind a long text) and a short one after them.
+#[test]
+fn correct_puts_a_long_answer_first_and_a_short_one_last() {
+    let specs = load_all(None).unwrap();
+    let correct = &specs["correct"];
+    let render = |answer: String| {
+        let variables = std::collections::BTreeMap::from([
+            ("question", "How long do I hold the reset button?".to_string()),
+            ("reference", "Five seconds.".to_string()),
+            ("answer", answer),
+        ]);
+        correct.render(&variables).unwrap()
+    };
+    let short = render("Hold it for five seconds until the light blinks.".into());
+    assert!(short.starts_with("You are a strict grader. Question: How long"), "{short}");
+    assert!(short.find("Five seconds.").unwrap() < short.find("Hold it for").unwrap());
+    assert!(short.ends_with("Reply Yes or No."), "{short}");
+
+    let long = render("Hold it for five seconds until the light blinks. ".repeat(12));
+    assert!(long.starts_with("You are a strict grader. Text: Hold it for"), "{long}");
+    assert!(long.rfind("Hold it for").unwrap() < long.find("Question: How long").unwrap());
+    assert!(long.find("Question:").unwrap() < long.find("Correct answer: Five seconds.").unwrap());
+    assert!(long.ends_with("Reply Yes or No."), "{long}");
+    // Exactly at the limit (100 words) the short layout still holds.
+    let at_limit = render("word ".repeat(100));
+    assert!(at_limit.starts_with("You are a strict grader. Question:"), "{at_limit}");
+}
+
 #[test]
 fn bad_specs_are_rejected_with_file_and_field() {
     let base = "name = \"x\"\nprompt = \"x.md\"\n";
