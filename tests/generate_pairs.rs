@@ -26,7 +26,7 @@ fn trailgear() -> PathBuf {
 fn copy_trailgear(dir: &Path) -> PathBuf {
     let root = dir.join("trailgear");
     std::fs::create_dir_all(root.join("corpus")).unwrap();
-    for name in ["dataset.toml", "questions.jsonl"] {
+    for name in ["dataset.toml", "prompt.md", "questions.jsonl"] {
         std::fs::copy(trailgear().join(name), root.join(name)).unwrap();
     }
     for entry in std::fs::read_dir(trailgear().join("corpus")).unwrap() {

@@ -252,6 +252,7 @@ fn write_dataset(
         corpus: "corpus".into(),
         questions: "questions.jsonl".into(),
         chunking: None,
+        prompt: None,
     };
     let manifest_text = toml::to_string(&manifest).map_err(|e| DatasetError::Import {
         path: source.to_path_buf(),

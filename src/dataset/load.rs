@@ -49,6 +49,19 @@ pub fn load_dataset(dir: &Path) -> Result<Dataset, DatasetError> {
     }
     let corpus_dir = inside(dir, &manifest_path, "corpus", &manifest.corpus)?;
     let questions_path = inside(dir, &manifest_path, "questions", &manifest.questions)?;
+    let prompt = match &manifest.prompt {
+        None => None,
+        Some(file) => {
+            let path = inside(dir, &manifest_path, "prompt", file)?;
+            if !path.is_file() {
+                return Err(DatasetError::Manifest {
+                    path: manifest_path,
+                    message: format!("field `prompt`: `{file}` is not a file in the dataset folder"),
+                });
+            }
+            Some(path)
+        }
+    };
 
     let documents = list_corpus(&corpus_dir)?;
     let doc_ids: BTreeSet<String> = documents.iter().map(|d| d.id.clone()).collect();
@@ -62,6 +75,7 @@ pub fn load_dataset(dir: &Path) -> Result<Dataset, DatasetError> {
         manifest,
         questions,
         documents,
+        prompt,
         fingerprint,
     })
 }

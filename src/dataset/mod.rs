@@ -31,6 +31,10 @@ pub struct DatasetManifest {
     /// `[chunking]`: how the manuals are cut for retrieval; unset fields keep the defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chunking: Option<ChunkingManifest>,
+    /// The rag target's prompt template for this dataset (a file inside it), used when a run
+    /// names none: the built-in prompt knows nothing of the documents' domain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
 }
 
 /// `[chunking]` in dataset.toml. Bounds are checked when the dataset loads.
@@ -93,6 +97,8 @@ pub struct Dataset {
     pub manifest: DatasetManifest,
     pub questions: Vec<Question>,
     pub documents: Vec<CorpusFile>,
+    /// The dataset's own rag prompt template (`prompt` in dataset.toml), checked to exist.
+    pub prompt: Option<PathBuf>,
     /// sha256 over the manifest, the questions file and every corpus file (hex).
     pub fingerprint: String,
 }

@@ -187,6 +187,8 @@ mod tests {
     fn recognises_refusals() {
         let refusals = [
             "I'm sorry, but I can't answer that from the manual.",
+            // The refusal the built-in rag prompt asks for.
+            "I can't answer that from the documents.",
             "I’m unable to answer this question.",
             "That isn't covered. It is not covered in the manual.",
             "I don't know.",

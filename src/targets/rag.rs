@@ -1,5 +1,5 @@
 //! The `rag` target: retrieve the top-k chunks (scoped to the question's `doc` when set), build
-//! a prompt from an editable template (`prompts/rag.md` by default), generate with a local
+//! a prompt from an editable template (the run's, else the dataset's, else `prompts/rag.md`), generate with a local
 //! model or one an inference server serves, and read the chunk ids the answer cites.
 //!
 //! Citations are taken only from ids the model was shown: an id it invents is not a citation.

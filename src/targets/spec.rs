@@ -52,7 +52,8 @@ pub struct TargetOptions {
     pub retrieval: RetrievalMode,
     /// Generator model id (rag).
     pub model: Option<String>,
-    /// Prompt template file (rag); the built-in `prompts/rag.md` when None.
+    /// Prompt template file (rag); when None, the dataset's own (`prompt` in dataset.toml),
+    /// else the built-in `prompts/rag.md`.
     pub prompt: Option<PathBuf>,
     pub seed: u64,
     pub max_tokens: Option<usize>,
@@ -133,7 +134,8 @@ pub fn build_target(
         }
         _ if spec.starts_with("rag") => {
             // Everything cheap and checkable first: the prompt and the model file.
-            let prompt = match &options.prompt {
+            // The run's prompt, else the dataset's, else the built-in one.
+            let prompt = match options.prompt.as_ref().or(dataset.prompt.as_ref()) {
                 Some(path) => RagPrompt::from_file(path)?,
                 None => RagPrompt::default_prompt(),
             };

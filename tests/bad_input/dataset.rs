@@ -35,6 +35,8 @@ fn cases() -> Vec<Case> {
         case("empty name", manifest(b"name = \"  \"\n"), &["dataset.toml", "field `name` must not be empty"]),
         case("corpus outside the folder", manifest(b"name = \"x\"\ncorpus = \"../../etc\"\n"), &["dataset.toml", "corpus points outside the dataset folder", "../../etc"]),
         case("absolute corpus path", manifest(b"name = \"x\"\ncorpus = \"/etc\"\n"), &["dataset.toml", "corpus points outside the dataset folder", "/etc"]),
+        case("prompt outside the folder", manifest(b"name = \"x\"\nprompt = \"../../etc/passwd\"\n"), &["dataset.toml", "prompt points outside the dataset folder", "../../etc/passwd"]),
+        case("missing prompt file", manifest(b"name = \"x\"\nprompt = \"rag-prompt.md\"\n"), &["dataset.toml", "field `prompt`", "`rag-prompt.md` is not a file"]),
         case("questions outside the folder", manifest(b"name = \"x\"\nquestions = \"../trailgear/questions.jsonl\"\n"), &["dataset.toml", "questions points outside the dataset folder"]),
         case(
             "corpus through a symbolic link out of the folder",

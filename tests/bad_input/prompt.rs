@@ -42,3 +42,17 @@ fn each_bad_prompt_template_is_named_and_changes_nothing() {
     expect_rejected(&run, &db, &before, &["bad-prompt.md: cannot read the prompt template"]);
     eprintln!("{} prompt cases", cases.len() + 2);
 }
+
+/// A dataset's own template (`prompt` in dataset.toml) is checked like `--prompt FILE`.
+#[test]
+fn a_bad_dataset_prompt_template_is_named_and_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dataset = dataset_copy(tmp.path());
+    let (db, before) = seeded_db(tmp.path(), &dataset);
+    std::fs::write(dataset.join("prompt.md"), "Question: {{ questoin }}").unwrap();
+    let ds = dataset.to_str().unwrap();
+    let run = ["run", ds, "--target", "rag", "--model", "smollm2-135m-instruct", "--limit", "1"];
+    let stderr = expect_rejected(&run, &db, &before, &["prompt.md: invalid prompt template", "undefined"]);
+    assert!(!dataset.join(".assay").exists(), "no index was built");
+    eprintln!("ok: {}", stderr.trim());
+}

@@ -39,7 +39,7 @@ pub fn dataset_copy(dir: &Path) -> PathBuf {
     let src = trailgear();
     let dst = dir.join("trailgear");
     std::fs::create_dir_all(dst.join("corpus")).unwrap();
-    for name in ["dataset.toml", "questions.jsonl", "answers-careful.jsonl", "answers-sloppy.jsonl"] {
+    for name in ["dataset.toml", "prompt.md", "questions.jsonl", "answers-careful.jsonl", "answers-sloppy.jsonl"] {
         std::fs::copy(src.join(name), dst.join(name)).unwrap();
     }
     for entry in std::fs::read_dir(src.join("corpus")).unwrap() {

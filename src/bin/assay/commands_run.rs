@@ -33,7 +33,7 @@ pub struct RunArgs {
     /// Retrieval mode(s): bm25, dense or hybrid; several, comma-separated, are a matrix.
     #[arg(long, value_delimiter = ',')]
     retrieval: Option<Vec<assay::retrieve::RetrievalMode>>,
-    /// Prompt template for `--target rag` (minijinja; default: prompts/rag.md).
+    /// Prompt template for `--target rag` (minijinja; default: the dataset's `prompt` file, else prompts/rag.md).
     #[arg(long)]
     prompt: Option<PathBuf>,
     /// Most tokens generated per answer.
