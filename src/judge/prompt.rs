@@ -8,7 +8,7 @@ use crate::llm::{untrusted, ChatMessage, LanguageModel, LlmError};
 use crate::record::Answer;
 
 /// What the reference is shown as when the right behaviour is to decline.
-pub(super) const NO_REFERENCE: &str = "(The manuals do not cover this question; the right reply is to say so and not guess.)";
+pub(super) const NO_REFERENCE: &str = "(The documents do not cover this question; the right reply is to say so and not guess.)";
 
 /// The template variables of one item.
 pub fn item_variables<'a>(question: &Question, answer: &Answer) -> BTreeMap<&'a str, String> {
