@@ -99,3 +99,48 @@ fn a_judge_without_its_input_is_unscored() {
     assert!(v.score.is_none());
     assert!(v.error.as_deref().unwrap().contains("context"), "{:?}", v.error);
 }
+
+/// A judge with `baseline = "question"` also reads its prompt with the question in place of
+/// the answer and divides by that distribution: the baseline it reports is what the same
+/// judge without a baseline says of the question as an answer, and its distribution is the
+/// division of the two. Shared reading reads the start both prompts have once.
+#[test]
+fn a_baseline_judge_divides_by_the_question_read_as_the_answer() {
+    let Some(model) = llm_common::smollm2() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let plain = load_all(None).unwrap()["correct"].clone();
+    std::fs::write(dir.path().join("correct.md"), &plain.template).unwrap();
+    std::fs::write(
+        dir.path().join("vs_nothing.toml"),
+        "name = \"vs_nothing\"\nprompt = \"correct.md\"\noutcomes = [\"No\", \"Yes\"]\ninputs = [\"question\", \"reference\", \"answer\"]\npass = \"Yes\"\nbaseline = \"question\"\n",
+    )
+    .unwrap();
+    let specs = load_all(Some(dir.path())).unwrap();
+    let pair = select(&specs, &["correct".into(), "vs_nothing".into()]).unwrap();
+    let mut whole = JudgePanel::new(pair.clone(), model.clone()).unwrap();
+    let mut shared = JudgePanel::new(pair, model.clone()).unwrap();
+    let mut alone = JudgePanel::new(vec![plain], model).unwrap();
+    // Whole prompts, so every figure below is read in the same batches and compares exactly.
+    whole.reading = Reading::Whole;
+    alone.reading = Reading::Whole;
+    let (question, answer) = item();
+    let verdicts = whole.judge(&question, &answer);
+    let (raw, against) = (&verdicts["correct"], &verdicts["vs_nothing"]);
+    assert!(against.error.is_none(), "{:?}", against.error);
+
+    let echo = Answer { text: question.question.clone(), ..answer.clone() };
+    let of_question = &alone.judge(&question, &echo)["correct"];
+    let baseline = against.baseline.as_ref().expect("the baseline distribution is kept");
+    assert!((baseline["Yes"] - of_question.distribution["Yes"]).abs() < 1e-9, "{baseline:?} vs {:?}", of_question.distribution);
+    let (p, b) = (raw.distribution["Yes"], baseline["Yes"]);
+    let divided = (p / b) / (p / b + (1.0 - p) / (1.0 - b));
+    assert!((against.distribution["Yes"] - divided).abs() < 1e-9, "{:?}", against.distribution);
+    assert_eq!(against.label.as_deref() == Some("Yes"), p > b);
+    assert_eq!(against.passed, Some(p > b));
+    assert!(raw.baseline.is_none());
+
+    // Three prompts (correct, vs_nothing, its baseline) share the template and the question.
+    let shared_verdicts = shared.judge(&question, &answer);
+    assert!(shared_verdicts["vs_nothing"].baseline.is_some());
+    assert!(shared.tokens_read < whole.tokens_read, "{} read shared, {} whole", shared.tokens_read, whole.tokens_read);
+}

@@ -1,6 +1,6 @@
 //! Judge specs: built-ins load, bad specs fail at load time naming file and field, verdict math.
 
-use assay::judge::distribution::{confidence, verdict_from_logprobs};
+use assay::judge::distribution::{confidence, verdict_against_baseline, verdict_from_logprobs};
 use assay::judge::spec::{load_all, JudgeSpec};
 use std::path::Path;
 
@@ -65,6 +65,12 @@ fn bad_specs_are_rejected_with_file_and_field() {
     assert!(e.contains("`values`"), "{e}");
     let e = spec_error(&format!("{base}outcomes = [\"No\", \"Yes\"]\nmode = \"freeform\""), "{{ answer }}");
     assert!(e.contains("judges/bad.toml"), "{e}");
+    let e = spec_error(&format!("{base}outcomes = [\"No\", \"Yes\"]\ninputs = [\"answer\"]\nbaseline = \"question\""), "{{ answer }}");
+    assert!(e.contains("judges/bad.toml") && e.contains("`baseline`") && e.contains("needs both"), "{e}");
+    let e = spec_error(&format!("{base}outcomes = [\"No\", \"Yes\"]\ninputs = [\"question\", \"answer\"]\nbaseline = \"reference\""), "{{ answer }}");
+    assert!(e.contains("judges/bad.toml:5") && e.contains("expected `question`"), "{e}");
+    let e = spec_error(&format!("{base}outcomes = [\"No\", \"Yes\"]\nmode = \"claims\"\ninputs = [\"question\", \"answer\"]\nbaseline = \"question\""), "{{ text }}");
+    assert!(e.contains("only a choice judge"), "{e}");
 }
 
 #[test]
@@ -92,4 +98,25 @@ fn verdict_math() {
     assert!((confidence(&v).unwrap() - 0.4).abs() < 1e-12);
     let bad = verdict_from_logprobs(spec, &[f64::NAN, 0.0, 0.0, 0.0]);
     assert!(bad.error.is_some() && bad.score.is_none());
+}
+
+/// Against a baseline each outcome's probability is divided by the baseline's and
+/// renormalised: an even baseline changes nothing, a baseline that leans Yes takes it away.
+#[test]
+fn verdict_against_a_baseline() {
+    let specs = load_all(None).unwrap();
+    let spec = &specs["correct"];
+    let ln = |p: &[f64]| p.iter().map(|p| p.ln() - 1.5).collect::<Vec<f64>>();
+    let answer = ln(&[0.4, 0.6]);
+    let even = verdict_against_baseline(spec, &answer, &ln(&[0.5, 0.5]));
+    assert!((even.distribution["Yes"] - 0.6).abs() < 1e-12 && even.label.as_deref() == Some("Yes"));
+    let leaning = verdict_against_baseline(spec, &answer, &ln(&[0.3, 0.7]));
+    let yes = (0.6 / 0.7) / (0.6 / 0.7 + 0.4 / 0.3);
+    assert!((leaning.distribution["Yes"] - yes).abs() < 1e-12, "{:?}", leaning.distribution);
+    assert!((leaning.score.unwrap() - yes).abs() < 1e-12);
+    assert_eq!(leaning.label.as_deref(), Some("No"), "0.6 is below the baseline's 0.7");
+    assert!((leaning.baseline.as_ref().unwrap()["Yes"] - 0.7).abs() < 1e-12);
+    let broken = verdict_against_baseline(spec, &answer, &[f64::NAN, 0.0]);
+    assert!(broken.score.is_none() && broken.error.as_deref().unwrap().contains("baseline"));
+    assert!(verdict_from_logprobs(spec, &answer).baseline.is_none());
 }

@@ -174,6 +174,30 @@ fn rag_and_judges_run_over_llama_server_and_agree_with_the_in_process_runtime() 
     assert_eq!(diffs.len(), 20);
     assert!(mean <= 0.05, "mean |ΔP| {mean:.3}: {diffs:?}");
 
+    // A judge with a baseline asks the server twice: the answer, then the question in its
+    // place; its verdict is the first divided by the second.
+    let judges = dir.path().join("judges");
+    std::fs::create_dir_all(&judges).unwrap();
+    std::fs::write(judges.join("correct.md"), &assay::judge::spec::load_all(None).unwrap()["correct"].template).unwrap();
+    std::fs::write(
+        judges.join("vs_nothing.toml"),
+        "name = \"vs_nothing\"\nprompt = \"correct.md\"\noutcomes = [\"No\", \"Yes\"]\ninputs = [\"question\", \"reference\", \"answer\"]\nbaseline = \"question\"\n",
+    )
+    .unwrap();
+    let against = items(&ok(assay(
+        &models,
+        &db,
+        &["run", dataset, "--target", "answers:answers-careful.jsonl", "--judges", "correct,vs_nothing", "--judges-dir", judges.to_str().unwrap(), "--judge-model", "smol-served", "--limit", "4", "--json"],
+    )));
+    for item in &against {
+        let verdicts = &item["verdicts"];
+        let p = verdicts["correct"]["distribution"]["Yes"].as_f64().expect("scored");
+        let b = verdicts["vs_nothing"]["baseline"]["Yes"].as_f64().expect("the baseline is kept");
+        let divided = (p / b) / (p / b + (1.0 - p) / (1.0 - b));
+        let got = verdicts["vs_nothing"]["distribution"]["Yes"].as_f64().unwrap();
+        assert!((got - divided).abs() < 1e-9, "{got} vs {divided}: {verdicts}");
+    }
+
     // Reranking over the server: each of the first stage's chunks scored by first-token P(Yes).
     let out = ok(assay(
         &models,

@@ -11,11 +11,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::distribution::{unscored, verdict_from_logprobs};
+use super::distribution::{unscored, verdict_against_baseline, verdict_from_logprobs};
 use super::reading::{branch_points, common_prefix, Reader, Reading};
 use super::spec::{JudgeMode, JudgeSpec};
 use super::error::JudgeError;
-use super::prompt::{item_variables, marked, user_prompt_tokens};
+use super::prompt::{baseline_variables, item_variables, marked, user_prompt_tokens};
 use super::Verdict;
 use crate::dataset::Question;
 use crate::llm::{untrusted, ChatMessage, GenerationParams, LanguageModel, LlmError, PromptState};
@@ -78,28 +78,41 @@ impl JudgePanel {
         let mut reader = Reader::new(&model, known, self.reading == Reading::Shared);
         let mut verdicts = BTreeMap::new();
 
-        // Choice judges: every prompt is tokenized first, so the stretches they share are known
-        // (the item) and read once.
+        // Choice judges: every prompt (and baseline prompt) is tokenized first, so the
+        // stretches they share are known (the item, a baseline's start) and read once.
         let choice: Vec<usize> = (0..self.judges.len()).filter(|i| self.judges[*i].mode == JudgeMode::Choice).collect();
-        let mut prompts: Vec<(usize, Result<Vec<u32>, JudgeError>)> = Vec::new();
+        let mut prompts: Vec<ChoicePrompts> = Vec::new();
         for &index in &choice {
             let spec = &self.judges[index];
             match missing_input(spec, &variables) {
                 Some(error) => {
                     verdicts.insert(spec.name.clone(), unscored(error));
                 }
-                None => prompts.push((index, self.prompt_tokens(spec, &variables))),
+                None => prompts.push(ChoicePrompts {
+                    index,
+                    tokens: self.prompt_tokens(spec, &variables),
+                    baseline: baseline_variables(spec, &variables).map(|stand_in| self.prompt_tokens(spec, &stand_in)),
+                }),
             }
         }
-        let ready: Vec<Vec<u32>> = prompts.iter().filter_map(|(_, t)| t.as_ref().ok().cloned()).collect();
+        let ready: Vec<Vec<u32>> = prompts
+            .iter()
+            .flat_map(|p| [p.tokens.as_ref().ok(), p.baseline.as_ref().and_then(|b| b.as_ref().ok())])
+            .flatten()
+            .cloned()
+            .collect();
         let mut branches = branch_points(&ready).into_iter();
-        for (index, tokens) in prompts {
-            let spec = self.judges[index].clone();
-            let verdict = match tokens {
-                Err(e) => unscored(e.to_string()),
-                Ok(tokens) => {
-                    let keep_at = branches.next().unwrap_or(0);
-                    choose(&model, &mut reader, &spec, &tokens, keep_at, &variables).unwrap_or_else(|e| unscored(e.to_string()))
+        for prompt in prompts {
+            let spec = self.judges[prompt.index].clone();
+            // Taken in the order `ready` was built: the prompt's branch point, then its baseline's.
+            let keep_at = prompt.tokens.is_ok().then(|| branches.next().unwrap_or(0));
+            let baseline_at = matches!(prompt.baseline, Some(Ok(_))).then(|| branches.next().unwrap_or(0));
+            let verdict = match (prompt.tokens, prompt.baseline) {
+                (Err(e), _) | (_, Some(Err(e))) => unscored(e.to_string()),
+                (Ok(tokens), baseline) => {
+                    let baseline = baseline.and_then(Result::ok).map(|t| (t, baseline_at.unwrap_or(0)));
+                    choose(&model, &mut reader, &spec, (&tokens, keep_at.unwrap_or(0)), baseline, &variables)
+                        .unwrap_or_else(|e| unscored(e.to_string()))
                 }
             };
             verdicts.insert(spec.name.clone(), verdict);
@@ -170,19 +183,38 @@ impl JudgePanel {
     }
 }
 
+/// A choice judge's prompt for one item, and its baseline prompt when the spec has one.
+struct ChoicePrompts {
+    index: usize,
+    tokens: Result<Vec<u32>, JudgeError>,
+    baseline: Option<Result<Vec<u32>, JudgeError>>,
+}
+
+/// One choice judge's verdict: the prompt's outcomes scored (each prompt with the position
+/// where the reader keeps a state for others that share its start), against the baseline's
+/// when there is one.
 fn choose(
     model: &LanguageModel,
     reader: &mut Reader<'_>,
     spec: &JudgeSpec,
-    tokens: &[u32],
-    keep_at: usize,
+    (tokens, keep_at): (&[u32], usize),
+    baseline: Option<(Vec<u32>, usize)>,
     variables: &BTreeMap<&str, String>,
 ) -> Result<Verdict, JudgeError> {
     let model_err = |source| JudgeError::Model { judge: spec.name.clone(), source };
-    let state = reader.read(tokens, keep_at).map_err(model_err)?;
-    let scores = model.score_options(&state, &spec.outcomes).map_err(model_err)?;
-    let logprobs: Vec<f64> = scores.iter().map(|s| s.logprob as f64).collect();
-    let mut verdict = verdict_from_logprobs(spec, &logprobs);
+    let mut outcome_logprobs = |tokens: &[u32], keep_at: usize| -> Result<Vec<f64>, JudgeError> {
+        let state = reader.read(tokens, keep_at).map_err(model_err)?;
+        let scores = model.score_options(&state, &spec.outcomes).map_err(model_err)?;
+        Ok(scores.iter().map(|s| s.logprob as f64).collect())
+    };
+    let logprobs = outcome_logprobs(tokens, keep_at)?;
+    let mut verdict = match baseline {
+        None => verdict_from_logprobs(spec, &logprobs),
+        Some((baseline_tokens, baseline_at)) => {
+            let baseline = outcome_logprobs(&baseline_tokens, baseline_at)?;
+            verdict_against_baseline(spec, &logprobs, &baseline)
+        }
+    };
     apply_calibration(spec, &mut verdict);
     if spec.explain {
         if let Some(label) = verdict.label.clone() {
@@ -256,6 +288,7 @@ fn jury_verdict(spec: &JudgeSpec, verdicts: &BTreeMap<String, Verdict>) -> Verdi
         explanation: Some(format!("mean of {}", parts.join(", "))),
         error: None,
         passed: None,
+        baseline: None,
     }
 }
 

@@ -40,7 +40,24 @@ pub fn verdict_from_logprobs(spec: &JudgeSpec, logprobs: &[f64]) -> Verdict {
         explanation: None,
         error: None,
         passed: None,
+        baseline: None,
     }
+}
+
+/// The verdict of a judge with a baseline: each outcome's probability divided by the
+/// baseline's (contextual calibration, Zhao et al. 2021), renormalised. For Yes/No the label is
+/// Yes exactly when the answer's P(Yes) is above the baseline's.
+pub fn verdict_against_baseline(spec: &JudgeSpec, logprobs: &[f64], baseline: &[f64]) -> Verdict {
+    let Some(base) = normalise(baseline).filter(|b| b.len() == logprobs.len()) else {
+        return unscored("the model gave no finite probability to the outcomes for the baseline".into());
+    };
+    // Dividing probabilities is subtracting log-probabilities; the softmax renormalises.
+    let divided: Vec<f64> = logprobs.iter().zip(&base).map(|(l, b)| l - b.max(f64::MIN_POSITIVE).ln()).collect();
+    let mut verdict = verdict_from_logprobs(spec, &divided);
+    if verdict.error.is_none() {
+        verdict.baseline = Some(spec.outcomes.iter().cloned().zip(base).collect());
+    }
+    verdict
 }
 
 /// Probability of the verdict's label: how sure the judge was.

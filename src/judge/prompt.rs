@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::spec::{Baseline, JudgeSpec};
 use crate::dataset::Question;
 use crate::llm::{untrusted, ChatMessage, LanguageModel, LlmError};
 use crate::record::Answer;
@@ -24,6 +25,17 @@ pub fn item_variables<'a>(question: &Question, answer: &Answer) -> BTreeMap<&'a 
         variables.insert("gold_context", gold.clone());
     }
     variables
+}
+
+/// The values of the stand-in item a judge with a baseline also reads (None without one).
+pub(super) fn baseline_variables<'a>(spec: &JudgeSpec, variables: &BTreeMap<&'a str, String>) -> Option<BTreeMap<&'a str, String>> {
+    match spec.baseline? {
+        Baseline::Question => {
+            let mut stand_in = variables.clone();
+            stand_in.insert("answer", variables.get("question")?.clone());
+            Some(stand_in)
+        }
+    }
 }
 
 /// The item's values for a judge's prompt template: marked untrusted (never control tokens),

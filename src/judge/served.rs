@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::choice::{apply_calibration, finish_verdicts, missing_input};
-use super::distribution::{unscored, verdict_from_logprobs};
+use super::distribution::{unscored, verdict_against_baseline, verdict_from_logprobs};
 use super::error::JudgeError;
-use super::prompt::item_variables;
+use super::prompt::{baseline_variables, item_variables};
 use super::spec::{JudgeMode, JudgeSpec};
 use super::{Judging, Verdict};
 use crate::dataset::Question;
@@ -46,20 +46,40 @@ impl ServedJudgePanel {
         Ok(ServedJudgePanel { server, judges: specs })
     }
 
-    fn choose(&self, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<Verdict, JudgeError> {
+    /// The prompt with the item's values, chat markers taken out (the server's tokenizer is
+    /// not ours to ask which text is a value).
+    fn render(&self, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<String, JudgeError> {
         let values: BTreeMap<&str, String> = variables.iter().map(|(k, v)| (*k, without_chat_markers(v))).collect();
-        let rendered = spec.render(&values)?;
-        let messages = [ChatMessage::user(rendered.clone())];
-        let model_err = |source| JudgeError::Model { judge: spec.name.clone(), source };
-        let top = self.server.first_token_logprobs(&messages, TOP_LOGPROBS).map_err(model_err)?;
-        let Some(logprobs) = first_token_outcome_logprobs(&spec.outcomes, &top) else {
-            return Ok(unscored(format!(
-                "none of the outcomes ({}) begins any of the server's {} most likely first tokens",
-                spec.outcomes.join(", "),
-                top.len()
-            )));
+        Ok(spec.render(&values)?)
+    }
+
+    /// Each outcome's log-probability as the reply's first token (None: no outcome begins any
+    /// of the server's most likely first tokens).
+    fn outcome_logprobs(&self, spec: &JudgeSpec, rendered: &str) -> Result<Option<Vec<f64>>, JudgeError> {
+        let messages = [ChatMessage::user(rendered.to_string())];
+        let top = self
+            .server
+            .first_token_logprobs(&messages, TOP_LOGPROBS)
+            .map_err(|source| JudgeError::Model { judge: spec.name.clone(), source })?;
+        Ok(first_token_outcome_logprobs(&spec.outcomes, &top))
+    }
+
+    fn no_outcome(&self, spec: &JudgeSpec) -> String {
+        format!("none of the outcomes ({}) begins any of the server's {TOP_LOGPROBS} most likely first tokens", spec.outcomes.join(", "))
+    }
+
+    fn choose(&self, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<Verdict, JudgeError> {
+        let rendered = self.render(spec, variables)?;
+        let Some(logprobs) = self.outcome_logprobs(spec, &rendered)? else {
+            return Ok(unscored(self.no_outcome(spec)));
         };
-        let mut verdict = verdict_from_logprobs(spec, &logprobs);
+        let mut verdict = match baseline_variables(spec, variables) {
+            None => verdict_from_logprobs(spec, &logprobs),
+            Some(stand_in) => match self.outcome_logprobs(spec, &self.render(spec, &stand_in)?)? {
+                Some(baseline) => verdict_against_baseline(spec, &logprobs, &baseline),
+                None => return Ok(unscored(format!("baseline (the question in place of the answer): {}", self.no_outcome(spec)))),
+            },
+        };
         apply_calibration(spec, &mut verdict);
         if spec.explain {
             if let Some(label) = verdict.label.clone() {

@@ -36,6 +36,16 @@ pub enum JudgeMode {
     Jury,
 }
 
+/// What a judge's verdict is measured against (`baseline` in a spec).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Baseline {
+    /// The same prompt with the question in place of the answer: an answer that says nothing.
+    /// Small judges say Yes to much on-topic text (the 1.5B gave an answer that only repeats
+    /// the question P(Yes) 0.27 to 0.64); dividing by this prior keeps what the answer adds.
+    Question,
+}
+
 /// The file format of a spec (`judges/<name>.toml`).
 #[derive(Debug, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
@@ -71,6 +81,8 @@ struct SpecFile {
     pass: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    baseline: Option<Baseline>,
 }
 
 fn default_mode() -> JudgeMode {
@@ -103,6 +115,10 @@ pub struct JudgeSpec {
     pub pass: Option<String>,
     /// Model id for this judge, overriding the run's judge model.
     pub model: Option<String>,
+    /// Choice mode: the distribution is divided by the one for this stand-in answer
+    /// (contextual calibration), so the label says whether the answer beats it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Baseline>,
 }
 
 impl JudgeSpec {
@@ -185,6 +201,14 @@ impl JudgeSpec {
                 check_template(&template, &prompt_path(file, &raw.prompt))?;
             }
         }
+        if raw.baseline.is_some() {
+            if raw.mode != JudgeMode::Choice {
+                return Err(field("baseline", "only a choice judge (mode = \"choice\") has a baseline".into()));
+            }
+            if !(raw.inputs.iter().any(|i| i == "answer") && raw.inputs.iter().any(|i| i == "question")) {
+                return Err(field("baseline", "puts the question in place of the answer: `inputs` needs both".into()));
+            }
+        }
         if let Some(thresholds) = &raw.thresholds {
             if thresholds.len() + 1 != raw.outcomes.len() {
                 return Err(field(
@@ -212,6 +236,7 @@ impl JudgeSpec {
             explain: raw.explain,
             pass: raw.pass,
             model: raw.model,
+            baseline: raw.baseline,
         })
     }
 
@@ -335,6 +360,7 @@ pub fn write_calibrated_copy(spec: &JudgeSpec, dir: &Path, thresholds: &[f64], l
         explain: spec.explain,
         pass: spec.pass.clone(),
         model: spec.model.clone(),
+        baseline: spec.baseline,
     };
     let text = toml::to_string(&raw).map_err(|e| SpecError::Field { file: file.clone(), field: "thresholds", message: e.to_string() })?;
     std::fs::write(&file, text).map_err(io(file.clone()))?;

@@ -20,4 +20,9 @@ pub struct Verdict {
     /// spec sets none or the verdict has no label. A run's pass rate is the share of true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub passed: Option<bool>,
+    /// For a judge with a baseline (`baseline` in its spec): its distribution for the same
+    /// prompt with the question in place of the answer. `distribution` is then the answer's
+    /// divided by this one, renormalised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BTreeMap<String, f64>>,
 }

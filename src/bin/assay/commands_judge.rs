@@ -77,6 +77,9 @@ pub fn run(command: JudgesCommand) -> anyhow::Result<i32> {
                 if let Some(model) = &spec.model {
                     println!("model:    {}", text(model));
                 }
+                if spec.baseline.is_some() {
+                    println!("baseline: the question in place of the answer (each verdict is divided by that one's)");
+                }
                 if !spec.members.is_empty() {
                     println!("members:  {}", text(&spec.members.join(", ")));
                 }
