@@ -69,3 +69,27 @@ fn answer_sets_cover_every_question() {
         assert_eq!(answers.len(), dataset.questions.len(), "{file}");
     }
 }
+
+/// Every long-answer set's labels name answers the set has, once each, with a label `correct`
+/// can give; both labels occur, so agreement on the set can fail either way.
+#[test]
+fn long_answer_labels_match_their_answers() {
+    for name in ["trailgear", "realdocs-hard"] {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets").join(name);
+        let dataset = load_dataset(&root).expect(name);
+        let answers = load_answers_file(&root.join("answers-long.jsonl"), &dataset).expect(name);
+        let labels = std::fs::read_to_string(root.join("labels-long.jsonl")).expect(name);
+        let mut seen = BTreeSet::new();
+        let mut outcomes = BTreeSet::new();
+        for (line, text) in labels.lines().enumerate() {
+            let label: serde_json::Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{name} line {}: {e}", line + 1));
+            let id = label["id"].as_str().expect("id").to_string();
+            assert!(answers.contains_key(&id), "{name}: label for {id}, which has no answer");
+            assert!(seen.insert(id.clone()), "{name}: {id} labelled twice");
+            assert_eq!(label["judge"], "correct", "{name} {id}");
+            outcomes.insert(label["label"].as_str().expect("label").to_string());
+        }
+        assert_eq!(seen.len(), answers.len(), "{name}: every answer labelled");
+        assert_eq!(outcomes, BTreeSet::from(["No".to_string(), "Yes".to_string()]), "{name}");
+    }
+}
