@@ -267,6 +267,13 @@ test("the two models' runs compare with intervals, verdicts and side-by-side ans
   // Both runs ranked on the primary metric by the core.
   assert.equal((await $$("#leaderboard tbody tr")).length, 2);
   assert.ok((await $$(".disagreements .pair")).length > 0, "most-disagreeing questions shown");
+  // A metric no question has in both runs was not tested: dashes, not a p of 1 and 0 / 0 / 0.
+  for (const metricRow of await $$(".comparison-table tbody tr")) {
+    const tds = await metricRow.findElements(By.css("td"));
+    if (!(await tds[7].getText()).startsWith("0")) continue;
+    assert.equal(await tds[3].getText(), "no paired items");
+    for (const i of [4, 5, 6]) assert.equal(await tds[i].getText(), "—");
+  }
   await shot("10-compare");
 });
 

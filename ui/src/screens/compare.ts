@@ -2,7 +2,7 @@
 // primary metric first; then per metric: both means, the paired difference with its interval,
 // the core's verdict, wins/ties/losses, the permutation test's p and its adjusted p; then the
 // questions where the runs disagree most, side by side.
-import { api, errorText, Comparison, GroupDiff, LeaderboardRow, RunRecord, SideBySide } from "../api";
+import { api, errorText, Comparison, GroupDiff, LeaderboardRow, PairedDiff, RunRecord, SideBySide } from "../api";
 import { h, append, svg } from "../dom";
 import { fixed, signed, when, withInterval } from "../format";
 import { go, selection } from "../router";
@@ -49,15 +49,18 @@ const verdictText = (c: Comparison, v: string) =>
   : v === "too_few_pairs" ? "too few pairs for a verdict" : "no significant difference";
 
 function comparisonTable(c: Comparison): HTMLElement {
+  // With no question scored in both runs nothing was tested: the core's p of 1 and 0/0/0 are
+  // placeholders, so the row shows dashes instead.
+  const untested = (d: PairedDiff, text: string) => (d.pairs === 0 ? "—" : text);
   const rows = c.diffs.map((d) => h("tr", { "data-metric": d.metric, class: d.primary ? "primary" : "" },
     h("th", {}, d.primary ? `${d.metric} (primary)` : d.metric),
     h("td", { class: "num" }, withInterval(d.mean_a, d.ci95_a)),
     h("td", { class: "num" }, withInterval(d.mean_b, d.ci95_b)),
     h("td", { class: "num" }, withInterval(d.mean_diff, d.ci95_diff, signed)),
     h("td", { class: `verdict ${d.verdict}` }, verdictText(c, d.verdict)),
-    h("td", { class: "num" }, `${d.wins} / ${d.ties} / ${d.losses}`),
-    h("td", { class: "num" }, pValue(d.permutation_p)),
-    h("td", { class: "num" }, d.primary ? "—" : pValue(d.adjusted_p)),
+    h("td", { class: "num" }, untested(d, `${d.wins} / ${d.ties} / ${d.losses}`)),
+    h("td", { class: "num" }, untested(d, pValue(d.permutation_p))),
+    h("td", { class: "num" }, d.primary ? "—" : untested(d, pValue(d.adjusted_p))),
     h("td", { class: "num pairs" }, `${d.pairs}${d.excluded ? ` (+${d.excluded} unpaired)` : ""}`)));
   return h("section", { class: "comparison" },
     h("h2", {}, `A = ${c.name_a} (baseline), B = ${c.name_b}`),
