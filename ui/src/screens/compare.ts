@@ -49,8 +49,8 @@ const verdictText = (c: Comparison, v: string) =>
   : v === "too_few_pairs" ? "too few pairs for a verdict" : "no significant difference";
 
 function comparisonTable(c: Comparison): HTMLElement {
-  // With no question scored in both runs nothing was tested: the core's p of 1 and 0/0/0 are
-  // placeholders, so the row shows dashes instead.
+  // With no question scored in both runs nothing was tested: the core's p of 1 and 0/0/0 say
+  // nothing about the runs, so the row shows dashes instead.
   const untested = (d: PairedDiff, text: string) => (d.pairs === 0 ? "—" : text);
   const rows = c.diffs.map((d) => h("tr", { "data-metric": d.metric, class: d.primary ? "primary" : "" },
     h("th", {}, d.primary ? `${d.metric} (primary)` : d.metric),
