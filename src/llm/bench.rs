@@ -3,12 +3,12 @@
 
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::error::{LlmError, Result};
 use super::model::LanguageModel;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ModelBench {
     pub model: String,
     pub threads: usize,
@@ -30,30 +30,56 @@ pub struct ModelBench {
     pub llama_cpp: Option<LlamaCppBench>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LlamaCppBench {
     pub prompt_tok_per_s: f64,
     pub decode_tok_per_s: f64,
     /// Ours divided by llama.cpp's (1.0 = as fast).
     pub prompt_ratio: f64,
     pub decode_ratio: f64,
+    /// llama-bench's peak resident memory (its weights, KV cache and compute buffers), MiB.
+    pub peak_rss_mib: Option<f64>,
+    /// Our peak RSS divided by llama-bench's (1.0 = as much memory).
+    pub rss_ratio: Option<f64>,
 }
 
 /// Run `llama-bench` (from llama.cpp; see scripts/llm_build_llama_cpp.sh) on the same file.
-/// None when it is not on the PATH or fails: the comparison is optional.
-pub fn llama_cpp_bench(path: &std::path::Path, threads: usize, prompt: usize, decode: usize) -> Option<(f64, f64)> {
-    let out = std::process::Command::new("llama-bench")
+/// None when it is not on the PATH or fails: the comparison is optional. Returns prompt and
+/// decode tokens per second and llama-bench's peak RSS in MiB where the OS reports it.
+pub fn llama_cpp_bench(path: &std::path::Path, threads: usize, prompt: usize, decode: usize) -> Option<(f64, f64, Option<f64>)> {
+    let mut child = std::process::Command::new("llama-bench")
         .arg("-m")
         .arg(path)
         .args(["-t", &threads.to_string(), "-p", &prompt.to_string(), "-n", &decode.to_string()])
         .args(["-r", "2", "-o", "json"])
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .output()
+        .spawn()
         .ok()?;
-    if !out.status.success() {
+    let mut stdout = child.stdout.take()?;
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut bytes).map(|_| bytes)
+    });
+    // The peak is sampled while it runs: VmHWM only grows, so the last reading before it
+    // exits misses at most the last 20 ms. (getrusage's figure for children is no use here:
+    // it counts the memory of this process that the child was forked from.)
+    let mut peak_kib = None;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {
+                peak_kib = vm_hwm_kib(&format!("/proc/{}/status", child.id())).or(peak_kib);
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(_) => return None,
+        }
+    };
+    let out = reader.join().ok()?.ok()?;
+    if !status.success() {
         return None;
     }
-    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).ok()?;
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out).ok()?;
     let mut prompt_ts = None;
     let mut decode_ts = None;
     for row in rows {
@@ -64,7 +90,7 @@ pub fn llama_cpp_bench(path: &std::path::Path, threads: usize, prompt: usize, de
             decode_ts = Some(ts);
         }
     }
-    Some((prompt_ts?, decode_ts?))
+    Some((prompt_ts?, decode_ts?, peak_kib.map(|k| k / 1024.0)))
 }
 
 /// Token ids of a synthetic prompt of exactly `n` tokens (prose repeated, then cut).
@@ -100,11 +126,13 @@ pub fn bench_model_with(
             model.context_length()
         )));
     }
-    // Warm-up: first calls allocate and fault pages in.
-    let warm = prompt_tokens(model, 16)?;
-    model.prefill(&warm)?;
-
+    // Warm-up, as llama-bench does: the first calls allocate, fault pages in, and candle packs
+    // each quantized matrix for the kernels of the row counts it sees (one set of tiles for
+    // a few rows, another, for AMX, from 32 rows on). A short prompt and a full one take both.
     let prompt = prompt_tokens(model, prompt_len)?;
+    model.prefill(&prompt_tokens(model, 16)?)?;
+    model.prefill(&prompt)?;
+
     let start = Instant::now();
     model.prefill(&prompt)?;
     let prompt_s = start.elapsed().as_secs_f64();
@@ -140,11 +168,14 @@ pub fn bench_model_with(
     let threads = candle_core::utils::get_num_threads();
     let prompt_tok_per_s = prompt_len as f64 / prompt_s;
     let decode_tok_per_s = decode_len as f64 / decode_s;
-    let llama_cpp = llama_cpp_bench(&model.path, threads, prompt_len, decode_len).map(|(p, d)| LlamaCppBench {
+    let peak_rss = peak_rss_mib();
+    let llama_cpp = llama_cpp_bench(&model.path, threads, prompt_len, decode_len).map(|(p, d, rss)| LlamaCppBench {
         prompt_tok_per_s: p,
         decode_tok_per_s: d,
         prompt_ratio: prompt_tok_per_s / p,
         decode_ratio: decode_tok_per_s / d,
+        peak_rss_mib: rss,
+        rss_ratio: rss.zip(peak_rss).map(|(theirs, ours)| ours / theirs),
     });
     Ok(ModelBench {
         model: model.name.clone(),
@@ -157,17 +188,20 @@ pub fn bench_model_with(
         scoring_options: options.len(),
         scoring_with_prefix_reuse_s: with_reuse,
         scoring_without_prefix_reuse_s: without_reuse,
-        peak_rss_mib: peak_rss_mib(),
+        peak_rss_mib: peak_rss,
         llama_cpp,
     })
 }
 
 /// VmHWM from /proc/self/status (Linux), in MiB.
 pub fn peak_rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    vm_hwm_kib("/proc/self/status").map(|k| k / 1024.0)
+}
+
+fn vm_hwm_kib(status_file: &str) -> Option<f64> {
+    let status = std::fs::read_to_string(status_file).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Speed of a synthetic model (random weights of a real architecture; see

@@ -9,6 +9,8 @@
 //!   576 and Qwen2.5-0.5B's 896, or CPUs without VNNI): our own tiled kernel
 //!   (`assay_kernels::q8_0`), bit-identical to candle's per-pair dot products and faster
 //!   (docs/runtime.md). Everything else: candle.
+//! - CPU, Q4_K with `ASSAY_CPU_AMX=0`: candle, fed fewer rows than its AMX path takes, so the
+//!   AMX copy of the weights is never made (the memory it costs is in docs/runtime.md).
 
 use std::sync::Arc;
 
@@ -62,6 +64,7 @@ impl WeightMatrix {
     /// `x` (`[.., width]`) times the transposed weights: `[.., rows]`.
     pub fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         let (weights, isa) = match &self.0 {
+            Kernel::Candle(m) if candle_amx_refused(m) => return forward_below_amx_rows(m, x),
             Kernel::Candle(m) => return m.forward(x),
             Kernel::OwnQ8_0(weights, isa) => (weights, *isa),
         };
@@ -82,6 +85,39 @@ impl WeightMatrix {
         }
         Tensor::from_vec(out, shape, &Device::Cpu)?.to_dtype(x.dtype())
     }
+}
+
+/// candle 0.11 multiplies Q4_K matrices by 32 rows or more with AMX where the CPU has it, from
+/// a second packed copy of each matrix (2.2× the compact size). On the 1.5B model that is
+/// 1.3 GB more at the peak for 1.4× the prompt speed (docs/runtime.md). `ASSAY_CPU_AMX=0`
+/// gives the memory back: products are then fed to candle 31 rows at a time, which its
+/// AVX-512/AVX2 tiles take without the AMX copy. candle offers no switch of its own.
+const CANDLE_AMX_MIN_ROWS: usize = 32;
+
+fn candle_amx_refused(m: &QMatMul) -> bool {
+    static REFUSED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let refused = *REFUSED.get_or_init(|| std::env::var("ASSAY_CPU_AMX").as_deref() == Ok("0"));
+    refused && matches!(m, QMatMul::QTensor(t) if t.dtype() == GgmlDType::Q4K && t.device().is_cpu())
+}
+
+fn forward_below_amx_rows(m: &QMatMul, x: &Tensor) -> candle_core::Result<Tensor> {
+    let width = x.dims().last().copied().unwrap_or(0);
+    let rows = if width == 0 { 0 } else { x.elem_count() / width };
+    if rows < CANDLE_AMX_MIN_ROWS {
+        return m.forward(x);
+    }
+    let flat = x.reshape((rows, width))?;
+    let mut parts = Vec::with_capacity(rows.div_ceil(CANDLE_AMX_MIN_ROWS - 1));
+    for start in (0..rows).step_by(CANDLE_AMX_MIN_ROWS - 1) {
+        let n = (CANDLE_AMX_MIN_ROWS - 1).min(rows - start);
+        parts.push(m.forward(&flat.narrow(0, start, n)?)?);
+    }
+    let out = Tensor::cat(&parts, 0)?;
+    let mut shape = x.dims().to_vec();
+    if let Some(last) = shape.last_mut() {
+        *last = out.dim(1)?;
+    }
+    out.reshape(shape)
 }
 
 /// Our kernel where candle would fall back to one dot product per pair: CPU Q8_0 matrices
@@ -178,6 +214,24 @@ mod tests {
             assert!(a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()), "m={m}");
         }
         assert!(ours.forward(&Tensor::zeros((2, 64), DType::F32, &dev).unwrap()).is_err());
+    }
+
+    /// Fed to candle 31 rows at a time (ASSAY_CPU_AMX=0), a Q4_K product of 70 rows gives
+    /// what one product of all rows gives, up to the summation order of another kernel.
+    #[test]
+    fn q4k_products_below_amx_rows_match_one_product() {
+        let dev = Device::Cpu;
+        let w = Tensor::randn(0f32, 1.0, (48, 512), &dev).unwrap();
+        let m = QMatMul::from_qtensor(QTensor::quantize(&w, GgmlDType::Q4K).unwrap()).unwrap();
+        let x = Tensor::randn(0f32, 1.0, (1, 70, 512), &dev).unwrap();
+        let (split, whole) = (forward_below_amx_rows(&m, &x).unwrap(), m.forward(&x).unwrap());
+        assert_eq!(split.dims(), &[1, 70, 48]);
+        let (a, b) = (split.flatten_all().unwrap().to_vec1::<f32>().unwrap(), whole.flatten_all().unwrap().to_vec1::<f32>().unwrap());
+        let scale = b.iter().fold(0f32, |s, v| s.max(v.abs()));
+        let worst = a.iter().zip(&b).fold(0f32, |s, (p, q)| s.max((p - q).abs()));
+        assert!(worst <= 1e-3 * scale, "max |Δ| {worst} against a scale of {scale}");
+        let short = Tensor::randn(0f32, 1.0, (5, 512), &dev).unwrap();
+        assert_eq!(forward_below_amx_rows(&m, &short).unwrap().dims(), &[5, 48]);
     }
 
     /// Widths candle tiles stay on candle's kernel where it has its tiles.

@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 use assay::dataset::load_dataset;
-use assay::llm::{bench::bench_model, DeviceChoice, LanguageModel, Registry};
+use assay::llm::{bench::ModelBench, DeviceChoice, LanguageModel, Registry};
 use assay::retrieve::{bench::bench_retrieval, bench::BenchOptions, index_dataset, IndexSettings};
 use assay::targets::EMBEDDING_MODEL_ID;
 use serde::Serialize;
@@ -120,9 +120,8 @@ pub fn bench(
             skipped.push(id);
             continue;
         };
-        eprintln!("== model {id}");
-        let model = LanguageModel::shared(&path, &id, DeviceChoice::Cpu)?;
-        measured.push(bench_model(&model)?);
+        eprintln!("== model {id} ({})", path.display());
+        measured.push(bench_model_in_own_process(&id)?);
     }
     let args = judge;
     let judge = match registry.model_path(&args.model) {
@@ -234,8 +233,9 @@ fn print_bench(report: &BenchReport) {
         );
         if let Some(l) = &b.llama_cpp {
             println!(
-                "  llama.cpp, same file and threads: prompt {:.1} tok/s, decode {:.1} tok/s → ours/llama.cpp prompt {:.2}x, decode {:.2}x",
-                l.prompt_tok_per_s, l.decode_tok_per_s, l.prompt_ratio, l.decode_ratio
+                "  llama.cpp, same file and threads: prompt {:.1} tok/s, decode {:.1} tok/s → ours/llama.cpp prompt {:.2}x, decode {:.2}x{}",
+                l.prompt_tok_per_s, l.decode_tok_per_s, l.prompt_ratio, l.decode_ratio,
+                l.peak_rss_mib.zip(l.rss_ratio).map(|(m, r)| format!(", peak RSS {m:.0} MiB (ours {r:.2}x)")).unwrap_or_default()
             );
         } else {
             println!("  llama.cpp: `llama-bench` not on the PATH (scripts/llm_build_llama_cpp.sh builds it)");
@@ -278,6 +278,22 @@ fn print_bench(report: &BenchReport) {
     if !report.skipped_models.is_empty() {
         println!("not installed, not measured: {}", report.skipped_models.join(", "));
     }
+}
+
+/// `assay models bench ID --json` in a child process, so that the peak RSS it reports is this
+/// model's own: one process loading the models in turn keeps the high-water mark of the
+/// largest so far (and the allocator's leftovers).
+fn bench_model_in_own_process(id: &str) -> anyhow::Result<ModelBench> {
+    let exe = std::env::current_exe().context("finding the assay binary to run the model bench")?;
+    let out = std::process::Command::new(exe)
+        .args(["models", "bench", id, "--json"])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("starting `assay models bench {id}`"))?;
+    if !out.status.success() {
+        anyhow::bail!("`assay models bench {id}` failed ({})", out.status);
+    }
+    serde_json::from_slice(&out.stdout).with_context(|| format!("reading the figures of `assay models bench {id} --json`"))
 }
 
 /// One line per mode: its answer@5 minus the baseline's, the interval, the Holm-adjusted p
