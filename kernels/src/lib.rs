@@ -2,4 +2,5 @@
 //! which builds the main crate at opt-level 1 for compile time, can build them at opt-level 3
 //! like candle's: SIMD code unoptimised is many times slower.
 
+pub mod k_quants;
 pub mod q8_0;

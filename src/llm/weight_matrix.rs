@@ -9,11 +9,14 @@
 //!   576 and Qwen2.5-0.5B's 896, or CPUs without VNNI): our own tiled kernel
 //!   (`assay_kernels::q8_0`), bit-identical to candle's per-pair dot products and faster
 //!   (docs/runtime.md). Everything else: candle.
-//! - CPU, Q4_K with `ASSAY_CPU_AMX=0`: candle, fed fewer rows than its AMX path takes, so the
-//!   AMX copy of the weights is never made (the memory it costs is in docs/runtime.md).
+//! - CPU, Q4_K and Q6_K on CPUs with AVX-512 VNNI: our own kernel (`assay_kernels::k_quants`)
+//!   on the file's blocks in place. candle would keep packed copies beside them (on the 1.5B
+//!   model 3.7 GB at the peak against 1.4 GB) and is no faster, not even with AMX
+//!   (docs/runtime.md). Elsewhere candle's kernels stay.
 
 use std::sync::Arc;
 
+use assay_kernels::k_quants::{self, Q8KRows, WeightType};
 use assay_kernels::q8_0::{self, Isa, Q8Rows};
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{DType, Device, Module, Tensor};
@@ -26,6 +29,9 @@ enum Kernel {
     Candle(QMatMul),
     /// Q8_0 weights (`rows` outputs of `blocks_per_row * 32` inputs) on our own kernel.
     OwnQ8_0(Arc<Q8Rows>, Isa),
+    /// Q4_K/Q6_K weights on our own kernel, read in place from candle's copy of the file's
+    /// blocks (candle's kernels, never called, never make their packed copies).
+    OwnKQuant(Arc<QTensor>, WeightType),
 }
 
 impl WeightMatrix {
@@ -38,12 +44,19 @@ impl WeightMatrix {
                 .ok_or_else(|| candle_core::Error::Msg(format!("Q8_0 data does not hold {rows}×{width} weights")))?;
             return Ok(Self(Kernel::OwnQ8_0(Arc::new(weights), isa)));
         }
+        if let Some(ty) = own_k_quant_kernel_for(&t) {
+            return Ok(Self(Kernel::OwnKQuant(Arc::new(t), ty)));
+        }
         Self::shared(Arc::new(t))
     }
 
-    /// The weights of `t` on candle's kernels, without a copy: tied embeddings share the
-    /// embedding table with the output projection (our kernel would need a second copy).
+    /// The weights of `t` without a copy: tied embeddings share the embedding table with the
+    /// output projection. On candle's kernels, or our K-quant kernel, which reads `t` in place
+    /// (our Q8_0 kernel would need a second copy).
     pub fn shared(t: Arc<QTensor>) -> candle_core::Result<Self> {
+        if let Some(ty) = own_k_quant_kernel_for(&t) {
+            return Ok(Self(Kernel::OwnKQuant(t, ty)));
+        }
         let device = t.device();
         let dense = matches!(t.dtype(), GgmlDType::F32 | GgmlDType::F16 | GgmlDType::BF16);
         if device.is_cuda() && !dense && !cuda_runs_quantized(t.dtype()) {
@@ -63,61 +76,48 @@ impl WeightMatrix {
 
     /// `x` (`[.., width]`) times the transposed weights: `[.., rows]`.
     pub fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        let (weights, isa) = match &self.0 {
-            Kernel::Candle(m) if candle_amx_refused(m) => return forward_below_amx_rows(m, x),
-            Kernel::Candle(m) => return m.forward(x),
-            Kernel::OwnQ8_0(weights, isa) => (weights, *isa),
-        };
-        let width = weights.blocks_per_row * q8_0::BLOCK;
-        let mut shape = x.dims().to_vec();
-        if shape.last() != Some(&width) {
-            candle_core::bail!("input of shape {:?} for a matrix of {} × {width}", x.dims(), weights.rows);
-        }
-        let m = x.elem_count() / width;
-        let values = x.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?;
-        let a = Q8Rows::quantize(&values, m, width)
-            .ok_or_else(|| candle_core::Error::Msg(format!("{m} rows of {width} values")))?;
-        let mut out = vec![0f32; m * weights.rows];
         let pool = candle_core::utils::barrier_pool();
-        q8_0::matmul(isa, weights, &a, &mut out, &|n, f| pool.execute_chunked(n, f)).map_err(candle_core::Error::Msg)?;
-        if let Some(last) = shape.last_mut() {
-            *last = weights.rows;
+        let parallel = |n: usize, f: &(dyn Fn(std::ops::Range<usize>) + Sync)| pool.execute_chunked(n, f);
+        match &self.0 {
+            Kernel::Candle(m) => m.forward(x),
+            Kernel::OwnQ8_0(weights, isa) => {
+                own_product(x, weights.blocks_per_row * q8_0::BLOCK, weights.rows, |values, m, width, out| {
+                    let a = Q8Rows::quantize(values, m, width).ok_or_else(|| format!("{m} rows of {width} values"))?;
+                    q8_0::matmul(*isa, weights, &a, out, &parallel)
+                })
+            }
+            Kernel::OwnKQuant(weights, ty) => {
+                let (rows, width) = weights.shape().dims2()?;
+                let bytes = weights.data()?;
+                own_product(x, width, rows, |values, m, width, out| {
+                    let a = Q8KRows::quantize(values, m, width, &parallel).ok_or_else(|| format!("{m} rows of {width} values"))?;
+                    k_quants::matmul(*ty, &bytes, rows, &a, out, &parallel)
+                })
+            }
         }
-        Tensor::from_vec(out, shape, &Device::Cpu)?.to_dtype(x.dtype())
     }
 }
 
-/// candle 0.11 multiplies Q4_K matrices by 32 rows or more with AMX where the CPU has it, from
-/// a second packed copy of each matrix (2.2× the compact size). On the 1.5B model that is
-/// 1.3 GB more at the peak for 1.4× the prompt speed (docs/runtime.md). `ASSAY_CPU_AMX=0`
-/// gives the memory back: products are then fed to candle 31 rows at a time, which its
-/// AVX-512/AVX2 tiles take without the AMX copy. candle offers no switch of its own.
-const CANDLE_AMX_MIN_ROWS: usize = 32;
-
-fn candle_amx_refused(m: &QMatMul) -> bool {
-    static REFUSED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let refused = *REFUSED.get_or_init(|| std::env::var("ASSAY_CPU_AMX").as_deref() == Ok("0"));
-    refused && matches!(m, QMatMul::QTensor(t) if t.dtype() == GgmlDType::Q4K && t.device().is_cpu())
-}
-
-fn forward_below_amx_rows(m: &QMatMul, x: &Tensor) -> candle_core::Result<Tensor> {
-    let width = x.dims().last().copied().unwrap_or(0);
-    let rows = if width == 0 { 0 } else { x.elem_count() / width };
-    if rows < CANDLE_AMX_MIN_ROWS {
-        return m.forward(x);
-    }
-    let flat = x.reshape((rows, width))?;
-    let mut parts = Vec::with_capacity(rows.div_ceil(CANDLE_AMX_MIN_ROWS - 1));
-    for start in (0..rows).step_by(CANDLE_AMX_MIN_ROWS - 1) {
-        let n = (CANDLE_AMX_MIN_ROWS - 1).min(rows - start);
-        parts.push(m.forward(&flat.narrow(0, start, n)?)?);
-    }
-    let out = Tensor::cat(&parts, 0)?;
+/// `x` (`[.., width]`) times a `rows` × `width` matrix on one of our kernels: `product` gets
+/// the input as f32 rows and fills the output rows.
+fn own_product(
+    x: &Tensor,
+    width: usize,
+    rows: usize,
+    product: impl FnOnce(&[f32], usize, usize, &mut [f32]) -> Result<(), String>,
+) -> candle_core::Result<Tensor> {
     let mut shape = x.dims().to_vec();
-    if let Some(last) = shape.last_mut() {
-        *last = out.dim(1)?;
+    if shape.last() != Some(&width) {
+        candle_core::bail!("input of shape {:?} for a matrix of {rows} × {width}", x.dims());
     }
-    out.reshape(shape)
+    let m = x.elem_count() / width;
+    let values = x.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?;
+    let mut out = vec![0f32; m * rows];
+    product(&values, m, width, &mut out).map_err(candle_core::Error::Msg)?;
+    if let Some(last) = shape.last_mut() {
+        *last = rows;
+    }
+    Tensor::from_vec(out, shape, &Device::Cpu)?.to_dtype(x.dtype())
 }
 
 /// Our kernel where candle would fall back to one dot product per pair: CPU Q8_0 matrices
@@ -134,6 +134,19 @@ fn own_q8_0_kernel_for(t: &QTensor) -> Option<Isa> {
         return None;
     }
     q8_0::isa()
+}
+
+/// Our K-quant kernel for CPU Q4_K and Q6_K matrices where the CPU has AVX-512 VNNI (else
+/// candle's kernels stay).
+fn own_k_quant_kernel_for(t: &QTensor) -> Option<WeightType> {
+    if !t.device().is_cpu() || !k_quants::available() {
+        return None;
+    }
+    match t.dtype() {
+        GgmlDType::Q4K => Some(WeightType::Q4K),
+        GgmlDType::Q6K => Some(WeightType::Q6K),
+        _ => None,
+    }
 }
 
 /// Whether candle 0.11 has its tiled Q8_0 kernel on this CPU (`repack_x86::level` above AVX2).
@@ -216,22 +229,27 @@ mod tests {
         assert!(ours.forward(&Tensor::zeros((2, 64), DType::F32, &dev).unwrap()).is_err());
     }
 
-    /// Fed to candle 31 rows at a time (ASSAY_CPU_AMX=0), a Q4_K product of 70 rows gives
-    /// what one product of all rows gives, up to the summation order of another kernel.
+    /// Our Q4_K/Q6_K kernel gives candle's results up to summation order, for decode and
+    /// prompt-sized inputs (one row, a few, panels with a remainder).
     #[test]
-    fn q4k_products_below_amx_rows_match_one_product() {
+    fn our_k_quant_kernel_gives_candles_results() {
         let dev = Device::Cpu;
-        let w = Tensor::randn(0f32, 1.0, (48, 512), &dev).unwrap();
-        let m = QMatMul::from_qtensor(QTensor::quantize(&w, GgmlDType::Q4K).unwrap()).unwrap();
-        let x = Tensor::randn(0f32, 1.0, (1, 70, 512), &dev).unwrap();
-        let (split, whole) = (forward_below_amx_rows(&m, &x).unwrap(), m.forward(&x).unwrap());
-        assert_eq!(split.dims(), &[1, 70, 48]);
-        let (a, b) = (split.flatten_all().unwrap().to_vec1::<f32>().unwrap(), whole.flatten_all().unwrap().to_vec1::<f32>().unwrap());
-        let scale = b.iter().fold(0f32, |s, v| s.max(v.abs()));
-        let worst = a.iter().zip(&b).fold(0f32, |s, (p, q)| s.max((p - q).abs()));
-        assert!(worst <= 1e-3 * scale, "max |Δ| {worst} against a scale of {scale}");
-        let short = Tensor::randn(0f32, 1.0, (5, 512), &dev).unwrap();
-        assert_eq!(forward_below_amx_rows(&m, &short).unwrap().dims(), &[5, 48]);
+        for dtype in [GgmlDType::Q4K, GgmlDType::Q6K] {
+            let w = Tensor::randn(0f32, 1.0, (40, 512), &dev).unwrap();
+            let ours = WeightMatrix::new(QTensor::quantize(&w, dtype).unwrap()).unwrap();
+            let candle = QMatMul::from_qtensor(QTensor::quantize(&w, dtype).unwrap()).unwrap();
+            assert_eq!(matches!(ours.0, Kernel::OwnKQuant(..)), k_quants::available(), "{dtype:?}");
+            for m in [1usize, 9, 37] {
+                let x = Tensor::randn(0f32, 1.0, (1, m, 512), &dev).unwrap();
+                let (a, b) = (ours.forward(&x).unwrap(), candle.forward(&x).unwrap());
+                assert_eq!(a.dims(), &[1, m, 40]);
+                let (a, b) = (a.flatten_all().unwrap().to_vec1::<f32>().unwrap(), b.flatten_all().unwrap().to_vec1::<f32>().unwrap());
+                let scale = b.iter().fold(0f32, |s, v| s.max(v.abs()));
+                let worst = a.iter().zip(&b).fold(0f32, |s, (p, q)| s.max((p - q).abs()));
+                assert!(worst <= 1e-5 * scale, "{dtype:?} m={m}: max |Δ| {worst} against a scale of {scale}");
+            }
+            assert!(ours.forward(&Tensor::zeros((2, 64), DType::F32, &dev).unwrap()).is_err());
+        }
     }
 
     /// Widths candle tiles stay on candle's kernel where it has its tiles.
