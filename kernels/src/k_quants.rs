@@ -471,7 +471,8 @@ mod x86 {
             for g in s * per..(s + 1) * per {
                 for r in 0..R {
                     let x = (a.values.as_ptr().add((r0 + r) * nb + b) as *const i32).add(g);
-                    sum[r] = _mm512_dpbusd_epi32(sum[r], panel.q[g], _mm512_set1_epi32(*x));
+                    // Blocks of bytes carry no 4-byte alignment.
+                    sum[r] = _mm512_dpbusd_epi32(sum[r], panel.q[g], _mm512_set1_epi32(x.read_unaligned()));
                 }
             }
             let scale = _mm512_loadu_ps(panel.scale[s].as_ptr());

@@ -7,8 +7,9 @@
 //! - CPU, 4/5-bit types without SIMD kernels (Q4_1, Q5_0, Q5_1): re-quantized to Q8_0.
 //! - CPU, Q8_0 where candle has no tiled kernel (widths not a multiple of 256, as SmolLM2's
 //!   576 and Qwen2.5-0.5B's 896, or CPUs without VNNI): our own tiled kernel
-//!   (`assay_kernels::q8_0`), bit-identical to candle's per-pair dot products and faster
-//!   (docs/runtime.md). Everything else: candle.
+//!   (`assay_kernels::q8_0`), faster, and bit-identical to candle's per-pair dot products
+//!   below 8 rows (prompts on AVX-512 VNNI sum in another order: equal to rounding;
+//!   docs/runtime.md). Everything else: candle.
 //! - CPU, Q4_K and Q6_K on CPUs with AVX-512 VNNI: our own kernel (`assay_kernels::k_quants`)
 //!   on the file's blocks in place. candle would keep packed copies beside them (on the 1.5B
 //!   model 3.7 GB at the peak against 1.4 GB) and is no faster, not even with AMX
@@ -205,10 +206,10 @@ fn cuda_runs_quantized(dtype: GgmlDType) -> bool {
 mod tests {
     use super::*;
 
-    /// Our Q8_0 kernel gives candle's results to the bit, for prompt-sized and decode inputs,
-    /// on a width candle does not tile (576, SmolLM2's).
+    /// Our Q8_0 kernel gives candle's results on a width candle does not tile (576, SmolLM2's):
+    /// to the bit for decode and short inputs, to rounding for prompts on panels.
     #[test]
-    fn our_q8_0_kernel_gives_candles_results_bit_for_bit() {
+    fn our_q8_0_kernel_gives_candles_results() {
         let dev = Device::Cpu;
         let (rows, width) = (40, 576);
         let w = Tensor::randn(0f32, 1.0, (rows, width), &dev).unwrap();
@@ -224,7 +225,15 @@ mod tests {
             let (a, b) = (ours.forward(&x).unwrap(), candle.forward(&x).unwrap());
             assert_eq!(a.dims(), &[1, m, rows]);
             let (a, b) = (a.flatten_all().unwrap().to_vec1::<f32>().unwrap(), b.flatten_all().unwrap().to_vec1::<f32>().unwrap());
-            assert!(a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()), "m={m}");
+            let panels = m >= 8 && q8_0::isa() == Some(Isa::Avx512Vnni);
+            if panels {
+                // Panels add the same exact block sums in another order.
+                let scale = b.iter().fold(0f32, |s, v| s.max(v.abs()));
+                let worst = a.iter().zip(&b).fold(0f32, |s, (p, q)| s.max((p - q).abs()));
+                assert!(worst <= 1e-5 * scale, "m={m}: max |Δ| {worst} against a scale of {scale}");
+            } else {
+                assert!(a.iter().zip(&b).all(|(p, q)| p.to_bits() == q.to_bits()), "m={m}");
+            }
         }
         assert!(ours.forward(&Tensor::zeros((2, 64), DType::F32, &dev).unwrap()).is_err());
     }
