@@ -72,8 +72,11 @@ fn choice_verdicts_are_distributions_and_shared_reading_changes_nothing() {
             // activations are re-quantized to 8 bits per row before each quantized matmul, so a
             // last-bit difference in summation order can flip a rounding step and 30 layers
             // carry it on. Measured up to 0.004 here and 0.011 on the CI machine's CPU (its gemm
-            // picks other kernels); llm_model.rs bounds the logits themselves on a short prompt.
-            assert!((p - q).abs() < 0.03, "{name} {outcome}: {p} with reuse, {q} without");
+            // picks other kernels) while every Q8_0 product summed as candle does; 0.033 on
+            // AVX-512 VNNI, where prompts of 8 rows or more take our panels, which sum in
+            // another order than the rows of a short rest. llm_model.rs bounds the logits
+            // themselves on a short prompt.
+            assert!((p - q).abs() < 0.06, "{name} {outcome}: {p} with reuse, {q} without");
             assert_eq!(*p, again[name].distribution[outcome], "{name}: same item, same scores");
         }
     }
