@@ -5,15 +5,20 @@
 //! copy for its AVX-512/AVX2 kernels (Q4_K 192 bytes per 256 weights against the file's 144;
 //! Q6_K 320 against 210) and, on AMX CPUs, a second one for prompts (320 bytes). On the 1.5B
 //! model that is several times the file in memory, and a decode step streams the larger tiled
-//! copy from memory. Here nothing is copied: each weight block is unpacked in registers, once
-//! per group of activation rows, and one AVX-512 VNNI instruction does 64 byte products.
+//! copy from memory. Here nothing is copied: weight blocks are unpacked in registers.
 //!
-//! Per super-block of 256 weights the sums are exact integers: `vpdpbusd` multiplies the
-//! unsigned 4/6-bit weights by the signed activation bytes (four products per 32-bit lane)
-//! and `vpdpwssd` scales each lane by its sub-block's integer scale while adding it up; the
-//! weights' offsets (Q4_K's mins, Q6_K's -32) go through the activations' sums of 16. Only the
-//! super-block scales are applied in f32, so results equal candle's to float rounding (it sums
-//! in another order); the tests check both against the plain definition.
+//! - Fewer than 8 activation rows (decode): a weight row at a time, prefetched ahead. Per
+//!   super-block the sums are exact integers: `vpdpbusd` multiplies the unsigned 4/6-bit
+//!   weights by the signed activation bytes (four products per 32-bit lane) and `vpdpwssd`
+//!   scales each lane by its sub-block's integer scale while adding it up.
+//! - 8 rows or more (prompts): panels. A super-block of 16 weight rows is laid out once, one
+//!   32-bit lane per weight row holding 4 of its values, and serves up to 64 activation rows:
+//!   each `vpdpbusd` multiplies 4 broadcast activation values by 4 values of all 16 rows, and a
+//!   sub-block's integer sums are scaled in f32 once per 16 outputs.
+//!
+//! In both the weights' offsets (Q4_K's mins, Q6_K's -32) go through the activations' sums of
+//! 16, and results equal candle's to float rounding (it sums in another order); the tests check
+//! both paths against the plain definition.
 //!
 //! AVX-512 VNNI only: where a CPU lacks it the caller keeps candle's kernels.
 
@@ -162,7 +167,7 @@ pub fn matmul(ty: WeightType, w: &[u8], rows: usize, a: &Q8KRows, dst: &mut [f32
     // Prompts: panels of 16 weight rows laid out in registers once per super-block and used
     // by up to 64 activation rows. Fewer rows would not pay for the layout.
     let (group_rows, block_cols, panels) =
-        if a.rows >= PANEL_MIN_ROWS { (x86_panel::ROWS, x86_panel::WIDTH, true) } else { (ROW_GROUP, COL_BLOCK, false) };
+        if a.rows >= PANEL_MIN_ROWS { (panel::ROWS, panel::WIDTH, true) } else { (ROW_GROUP, COL_BLOCK, false) };
     let row_groups = a.rows.div_ceil(group_rows);
     let col_blocks = rows.div_ceil(block_cols);
     parallel(row_groups * col_blocks, &|items: Range<usize>| {
@@ -175,7 +180,7 @@ pub fn matmul(ty: WeightType, w: &[u8], rows: usize, a: &Q8KRows, dst: &mut [f32
             // items cover disjoint cells.
             #[cfg(target_arch = "x86_64")]
             unsafe {
-                if panels && c.len() == x86_panel::WIDTH {
+                if panels && c.len() == panel::WIDTH {
                     x86::panel_tile(ty, w.as_ptr(), a, r, c.start, out.ptr(), rows)
                 } else {
                     x86::tile(ty, w.as_ptr(), a, r, c, out.ptr(), rows)
@@ -192,7 +197,7 @@ pub fn matmul(ty: WeightType, w: &[u8], rows: usize, a: &Q8KRows, dst: &mut [f32
 const PANEL_MIN_ROWS: usize = 8;
 
 /// The panel's shape, named where the dispatch can see it on every target.
-mod x86_panel {
+mod panel {
     /// Weight rows per panel: one 32-bit lane each in a 512-bit register.
     pub const WIDTH: usize = 16;
     /// Activation rows per work item: their sums stay in the item's accumulators.
@@ -383,7 +388,7 @@ mod x86 {
     }
 
 
-    use super::x86_panel::{ROWS as PANEL_ROWS, WIDTH as PANEL};
+    use super::panel::{ROWS as PANEL_ROWS, WIDTH as PANEL};
 
     /// The 16-byte [scales ‖ mins] of a Q4_K block, as ggml's `get_scale_min_k4` unpacks them.
     #[inline(always)]
