@@ -245,33 +245,33 @@ mod x86 {
         _mm512_loadu_si512(idx.as_ptr() as *const _)
     }
 
-    /// Q4_K: the 12 bytes of 6-bit scales and mins unpacked as ggml's `get_scale_min_k4`.
+    /// Lane tables for `vpermd`: entry `k` of the result gives lane `i` the source lane
+    /// `step * k + i / width` (each source lane repeated `width` times).
+    const fn repeated_lanes(step: usize, width: usize) -> [[i32; 16]; 4] {
+        let mut t = [[0; 16]; 4];
+        let mut k = 0;
+        while k < 4 {
+            let mut i = 0;
+            while i < 16 {
+                t[k][i] = (step * k + i / width) as i32;
+                i += 1;
+            }
+            k += 1;
+        }
+        t
+    }
+
+    /// Q4_K: values `d * scale * q - dmin * min` per sub-block of 32.
     #[inline(always)]
     unsafe fn unpack_q4k(b: *const u8) -> Block {
-        const M1: u32 = 0x3f3f_3f3f;
-        const M2: u32 = 0x0f0f_0f0f;
-        const M3: u32 = 0x0303_0303;
-        let word = |i: usize| u32::from_le_bytes([*b.add(4 + i), *b.add(5 + i), *b.add(6 + i), *b.add(7 + i)]);
-        let (u0, u1, u2) = (word(0), word(4), word(8));
-        // Bytes 0..8: the eight sub-block scales; 8..16: their mins.
-        let packed = [u0 & M1, (u2 & M2) | (((u0 >> 6) & M3) << 4), u1 & M1, ((u2 >> 4) & M2) | (((u1 >> 6) & M3) << 4)];
+        let packed = q4k_scales_and_mins(b);
         // Built in a register: a 16-byte load of the four words just stored would wait for
         // them (a load spanning several stores is not forwarded), costing most of a block's time.
         let packed = _mm_set_epi32(packed[3] as i32, packed[2] as i32, packed[1] as i32, packed[0] as i32);
+        // Lanes 0..8: the eight sub-block scales; 8..16: their mins.
         let sm = _mm512_cvtepu8_epi32(packed);
-        static SCALE_OF: [[i32; 16]; 4] = {
-            let mut t = [[0; 16]; 4];
-            let mut p = 0;
-            while p < 4 {
-                let mut i = 0;
-                while i < 16 {
-                    t[p][i] = (2 * p + i / 8) as i32;
-                    i += 1;
-                }
-                p += 1;
-            }
-            t
-        };
+        // Chunk p holds sub-blocks 2p and 2p + 1, 8 lanes each.
+        static SCALE_OF: [[i32; 16]; 4] = repeated_lanes(2, 8);
         static MIN_OF: [i32; 16] = [8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15];
         let low = _mm512_set1_epi8(0x0f);
         let mut q = [_mm512_setzero_si512(); 4];
@@ -289,19 +289,8 @@ mod x86 {
     /// Q6_K: values are `d * scale[i / 16] * (q - 32)` with q from 4 low and 2 high bits.
     #[inline(always)]
     unsafe fn unpack_q6k(b: *const u8) -> Block {
-        static SCALE_OF: [[i32; 16]; 4] = {
-            let mut t = [[0; 16]; 4];
-            let mut k = 0;
-            while k < 4 {
-                let mut i = 0;
-                while i < 16 {
-                    t[k][i] = (4 * k + i / 4) as i32;
-                    i += 1;
-                }
-                k += 1;
-            }
-            t
-        };
+        // Chunk k holds scale groups 4k .. 4k + 4, 4 lanes each.
+        static SCALE_OF: [[i32; 16]; 4] = repeated_lanes(4, 4);
         let (low, two) = (_mm512_set1_epi8(0x0f), _mm512_set1_epi8(0x30));
         let mut q = [_mm512_setzero_si512(); 4];
         for h in 0..2 {
@@ -549,21 +538,10 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn serial(n: usize, f: &(dyn Fn(Range<usize>) + Sync)) {
-        let mid = n / 3;
-        f(0..mid);
-        f(mid..n);
-    }
+    use crate::test_support::{pseudo_random_bits, serial};
 
     fn pseudo_random(n: usize, seed: u32) -> Vec<u8> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                (s >> 24) as u8
-            })
-            .collect()
+        pseudo_random_bits(n, seed).into_iter().map(|b| (b >> 16) as u8).collect()
     }
 
     fn f16_bytes(x: f32) -> [u8; 2] {

@@ -368,13 +368,7 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn serial(n: usize, f: &(dyn Fn(Range<usize>) + Sync)) {
-        // Uneven parts, to exercise item ranges that split row groups.
-        let mid = n / 3;
-        f(0..mid);
-        f(mid..n);
-    }
+    use crate::test_support::{pseudo_random_bits, serial};
 
     /// The plain definition: per block, exact integer dot product times both scales, summed
     /// in f64 (so the tolerance below is the kernel's float rounding only).
@@ -396,13 +390,7 @@ mod tests {
     }
 
     fn pseudo_random(n: usize, seed: u32) -> Vec<f32> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                (s >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
-            })
-            .collect()
+        pseudo_random_bits(n, seed).into_iter().map(|b| b as f32 / (1u32 << 24) as f32 * 2.0 - 1.0).collect()
     }
 
     #[test]
