@@ -132,8 +132,7 @@ pub fn available() -> bool {
     })
 }
 
-/// Runs `f` over a split of `0..n` on worker threads and returns when every part is done.
-pub type Parallel<'p> = &'p dyn Fn(usize, &(dyn Fn(Range<usize>) + Sync));
+pub use crate::Parallel;
 
 /// Activation rows per work item: one weight block, unpacked once, serves all of them.
 const ROW_GROUP: usize = 8;
@@ -168,27 +167,20 @@ pub fn matmul(ty: WeightType, w: &[u8], rows: usize, a: &Q8KRows, dst: &mut [f32
     // by up to 64 activation rows. Fewer rows would not pay for the layout.
     let (group_rows, block_cols, panels) =
         if a.rows >= PANEL_MIN_ROWS { (panel::ROWS, panel::WIDTH, true) } else { (ROW_GROUP, COL_BLOCK, false) };
-    let row_groups = a.rows.div_ceil(group_rows);
-    let col_blocks = rows.div_ceil(block_cols);
-    parallel(row_groups * col_blocks, &|items: Range<usize>| {
-        for item in items {
-            let (group, block) = (item / col_blocks, item % col_blocks);
-            let r = group * group_rows..a.rows.min((group + 1) * group_rows);
-            let c = block * block_cols..rows.min((block + 1) * block_cols);
-            // SAFETY: the CPU's features were checked above; the sizes were checked above, so
-            // every block read is inside `w` and `a` and every cell written inside `dst`; work
-            // items cover disjoint cells.
-            #[cfg(target_arch = "x86_64")]
-            unsafe {
-                if panels && c.len() == panel::WIDTH {
-                    x86::panel_tile(ty, w.as_ptr(), a, r, c.start, out.ptr(), rows)
-                } else {
-                    x86::tile(ty, w.as_ptr(), a, r, c, out.ptr(), rows)
-                }
-            };
-            #[cfg(not(target_arch = "x86_64"))]
-            let _ = (r, c, &out, panels);
-        }
+    crate::for_each_output_tile(parallel, a.rows, rows, group_rows, block_cols, &|r, c| {
+        // SAFETY: the CPU's features were checked above; the sizes were checked above, so
+        // every block read is inside `w` and `a` and every cell written inside `dst`; work
+        // items cover disjoint cells.
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            if panels && c.len() == panel::WIDTH {
+                x86::panel_tile(ty, w.as_ptr(), a, r, c.start, out.ptr(), rows)
+            } else {
+                x86::tile(ty, w.as_ptr(), a, r, c, out.ptr(), rows)
+            }
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (r, c, &out, panels);
     });
     Ok(())
 }

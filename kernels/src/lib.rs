@@ -2,8 +2,34 @@
 //! which builds the main crate at opt-level 1 for compile time, can build them at opt-level 3
 //! like candle's: SIMD code unoptimised is many times slower.
 
+use std::ops::Range;
+
 pub mod k_quants;
 pub mod q8_0;
+
+/// Runs `f` over a split of `0..n` on worker threads and returns when every part is done
+/// (candle's thread pool in Assay, so the kernels never compete for the cores).
+pub type Parallel<'p> = &'p dyn Fn(usize, &(dyn Fn(Range<usize>) + Sync));
+
+/// Splits an output of `m` activation rows × `n` weight rows into work items of
+/// `group_rows` × `block_cols` cells and runs `tile(rows, cols)` on each through `parallel`.
+/// Items cover disjoint cells, which is what lets the kernels write the output unsynchronised.
+fn for_each_output_tile(
+    parallel: Parallel,
+    m: usize,
+    n: usize,
+    group_rows: usize,
+    block_cols: usize,
+    tile: &(dyn Fn(Range<usize>, Range<usize>) + Sync),
+) {
+    let col_blocks = n.div_ceil(block_cols);
+    parallel(m.div_ceil(group_rows) * col_blocks, &|items: Range<usize>| {
+        for item in items {
+            let (group, block) = (item / col_blocks, item % col_blocks);
+            tile(group * group_rows..m.min((group + 1) * group_rows), block * block_cols..n.min((block + 1) * block_cols));
+        }
+    });
+}
 
 /// What the kernels' tests share: a serial stand-in for the thread pool and reproducible
 /// pseudo-random numbers.

@@ -19,7 +19,6 @@
 //! of all 16, each block's exact integer sum scaled and added once per output. The same
 //! integers, one f32 addition per block in another order: results equal to rounding.
 
-use std::ops::Range;
 use std::sync::OnceLock;
 
 /// Values per block.
@@ -112,9 +111,7 @@ pub fn isa() -> Option<Isa> {
     })
 }
 
-/// Runs `f` over a split of `0..n` on worker threads and returns when every part is done
-/// (candle's thread pool in Assay, so the kernels never compete for the cores).
-pub type Parallel<'p> = &'p dyn Fn(usize, &(dyn Fn(Range<usize>) + Sync));
+pub use crate::Parallel;
 
 /// Activation rows per work item: they stay in L1 while the item's weight rows stream past.
 const ROW_GROUP: usize = 16;
@@ -155,28 +152,21 @@ pub fn matmul(isa: Isa, w: &Q8Rows, a: &Q8Rows, dst: &mut [f32], parallel: Paral
         Vec::new()
     };
     let (group_rows, block_cols) = if panels { (PANEL_ROWS, PANEL_WIDTH) } else { (ROW_GROUP, COL_BLOCK) };
-    let row_groups = a.rows.div_ceil(group_rows);
-    let col_blocks = n.div_ceil(block_cols);
-    parallel(row_groups * col_blocks, &|items: Range<usize>| {
-        for item in items {
-            let (group, block) = (item / col_blocks, item % col_blocks);
-            let rows = group * group_rows..a.rows.min((group + 1) * group_rows);
-            let cols = block * block_cols..n.min((block + 1) * block_cols);
-            // SAFETY: the ISA was checked above; shapes were checked above, so every index the
-            // tile reads is in bounds and every cell it writes is inside `dst`; work items
-            // cover disjoint (row, column) cells, so no two threads write the same cell.
-            unsafe {
-                #[cfg(target_arch = "x86_64")]
-                match isa {
-                    Isa::Avx512Vnni if panels && cols.len() == PANEL_WIDTH => {
-                        x86::panel_vnni(w, a, &activation_sums, rows, cols.start, out.ptr(), n)
-                    }
-                    Isa::Avx512Vnni => x86::tile_vnni(w, a, rows, cols, out.ptr(), n),
-                    Isa::Avx2 => x86::tile_avx2(w, a, rows, cols, out.ptr(), n),
+    crate::for_each_output_tile(parallel, a.rows, n, group_rows, block_cols, &|rows, cols| {
+        // SAFETY: the ISA was checked above; shapes were checked above, so every index the
+        // tile reads is in bounds and every cell it writes is inside `dst`; work items
+        // cover disjoint (row, column) cells, so no two threads write the same cell.
+        unsafe {
+            #[cfg(target_arch = "x86_64")]
+            match isa {
+                Isa::Avx512Vnni if panels && cols.len() == PANEL_WIDTH => {
+                    x86::panel_vnni(w, a, &activation_sums, rows, cols.start, out.ptr(), n)
                 }
-                #[cfg(not(target_arch = "x86_64"))]
-                let _ = (rows, cols, &out, &activation_sums);
+                Isa::Avx512Vnni => x86::tile_vnni(w, a, rows, cols, out.ptr(), n),
+                Isa::Avx2 => x86::tile_avx2(w, a, rows, cols, out.ptr(), n),
             }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = (rows, cols, &out, &activation_sums);
         }
     });
     Ok(())

@@ -111,7 +111,10 @@ fn own_product(
     if shape.last() != Some(&width) {
         candle_core::bail!("input of shape {:?} for a matrix of {rows} × {width}", x.dims());
     }
-    let m = x.elem_count() / width;
+    // A malformed file can declare a matrix with no columns: refuse it instead of dividing by 0.
+    let Some(m) = x.elem_count().checked_div(width) else {
+        candle_core::bail!("a matrix of {rows} × 0 (no columns) cannot be multiplied");
+    };
     let values = x.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?;
     let mut out = vec![0f32; m * rows];
     product(&values, m, width, &mut out).map_err(candle_core::Error::Msg)?;
@@ -205,6 +208,16 @@ fn cuda_runs_quantized(dtype: GgmlDType) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A matrix a malformed file declares with no columns is refused with an error, not a
+    /// division by zero, and the kernel is never called.
+    #[test]
+    fn a_matrix_without_columns_is_an_error() {
+        let x = Tensor::zeros((1, 3, 0), DType::F32, &Device::Cpu).unwrap();
+        let result = own_product(&x, 0, 4, |_, _, _, _| panic!("the kernel must not run"));
+        let message = result.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(message.contains("no columns"), "{message}");
+    }
 
     /// Our Q8_0 kernel gives candle's results on a width candle does not tile (576, SmolLM2's):
     /// to the bit for decode and short inputs, to rounding for prompts on panels.
