@@ -12,6 +12,7 @@ mod pdf;
 mod pdf_fonts;
 mod pdf_inflate;
 mod pdf_layout;
+mod pdf_ligatures;
 mod pdf_text_operators;
 mod read;
 mod sentence;

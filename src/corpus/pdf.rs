@@ -64,6 +64,7 @@ pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<PdfText, DocumentProblem> {
         };
         pages.push(plain_characters(&text));
     }
+    super::pdf_ligatures::restore_unmapped_ligatures(&mut pages);
     Ok(PdfText { pages, warnings })
 }
 
