@@ -124,7 +124,7 @@ impl PageText {
                     space_pending = false;
                 } else if !blank
                     && ((space_pending && gap_from_ink > size * WORD_GAP_EM)
-                        || glyph.x > prev.end + size * WORD_GAP_EM
+                        || glyph.x > ink_end(prev) + size * WORD_GAP_EM
                         || leaves_script(prev, glyph))
                 {
                     text.push(' ');
@@ -144,6 +144,23 @@ impl PageText {
         text
     }
 }
+
+/// Where a glyph's ink ends, for the word-gap test. A font whose `/Widths` gives 0 for a glyph
+/// it draws (subset fonts in Philip Morris International's 2022 annual report do, for the "W"
+/// of "We" and the "T" of "Total") would put a word break after every such letter; such a glyph
+/// is taken as `ZERO_WIDTH_GLYPH_EM` wide, as wide as the widest letters, so only a real gap
+/// beyond it breaks the word.
+fn ink_end(glyph: &Glyph) -> f64 {
+    let advance = glyph.end - glyph.x;
+    if advance.abs() < 1e-9 && !glyph.text.trim().is_empty() {
+        glyph.x + glyph.size * ZERO_WIDTH_GLYPH_EM
+    } else {
+        glyph.end
+    }
+}
+
+/// The width taken for a drawn glyph whose font claims it has none: a "W" is about 1 em.
+const ZERO_WIDTH_GLYPH_EM: f64 = 1.0;
 
 /// Back from a superscript or subscript to the line's own size and baseline: a word break, as
 /// pdftotext reads it (a footnote mark before "the", "a11 x1" in a formula), even without a gap.
@@ -198,7 +215,21 @@ fn reader_failed(panic: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::plain_characters;
+    use super::{plain_characters, Glyph, PageText};
+
+    fn glyph(x: f64, width_em: f64, text: &str) -> Glyph {
+        Glyph { x, y: 100.0, end: x + width_em * 8.0, size: 8.0, text: text.into() }
+    }
+
+    #[test]
+    fn a_glyph_its_font_gives_no_width_does_not_end_the_word() {
+        // "We": the W drawn with advance 0, the e placed 0.97 em after it (PMI's annual report).
+        let we = PageText { glyphs: vec![glyph(64.8, 0.0, "W"), glyph(72.54, 0.565, "e")], page_x: None };
+        assert_eq!(we.text(), "We");
+        // A real gap beyond a letter's width still breaks: "A" then a word 1.4 em on.
+        let apart = PageText { glyphs: vec![glyph(10.0, 0.0, "A"), glyph(21.2, 0.5, "b")], page_x: None };
+        assert_eq!(apart.text(), "A b");
+    }
 
     #[test]
     fn ligatures_become_letters_and_typographic_hyphens_ascii() {
