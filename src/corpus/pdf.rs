@@ -149,10 +149,12 @@ impl PageText {
 /// it draws (subset fonts in Philip Morris International's 2022 annual report do, for the "W"
 /// of "We" and the "T" of "Total") would put a word break after every such letter; such a glyph
 /// is taken as `ZERO_WIDTH_GLYPH_EM` wide, as wide as the widest letters, so only a real gap
-/// beyond it breaks the word.
+/// beyond it breaks the word. Letters and digits only: an accent drawn over the letter before
+/// it is rightly without width.
 fn ink_end(glyph: &Glyph) -> f64 {
     let advance = glyph.end - glyph.x;
-    if advance.abs() < 1e-9 && !glyph.text.trim().is_empty() {
+    let letter = !glyph.text.is_empty() && glyph.text.chars().all(char::is_alphanumeric);
+    if advance.abs() < 1e-9 && letter {
         glyph.x + glyph.size * ZERO_WIDTH_GLYPH_EM
     } else {
         glyph.end
