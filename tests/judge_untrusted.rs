@@ -125,9 +125,10 @@ fn values_never_produce_control_tokens_in_rag_and_generation_prompts() {
 }
 
 /// The sloppy sample answers with a forged reply appended: the pass rate of `correct` must not
-/// rise beyond the judge's noise. The same payload read as template text (as every value was before values were marked)
-/// is measured beside it and printed. SmolLM2 (the test model) on the first 24 answers, for
-/// test time; the 1.5B figures (old and new binary) are in docs/judge-agreement.md.
+/// rise beyond the judge's noise. The same payload read as template text (as every value was
+/// before values were marked) is measured beside it and printed. SmolLM2 (the test model) on
+/// the first 24 answers, for test time; the 1.5B figures (old and new binary) are in
+/// docs/judge-agreement.md.
 #[test]
 fn a_forged_reply_in_the_answer_does_not_raise_the_pass_rate() {
     let Some(model) = llm_common::smollm2() else { return };

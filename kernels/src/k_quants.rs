@@ -22,6 +22,7 @@
 //!
 //! AVX-512 VNNI only: where a CPU lacks it the caller keeps candle's kernels.
 
+use crate::Parallel;
 use std::ops::Range;
 use std::sync::OnceLock;
 
@@ -131,8 +132,6 @@ pub fn available() -> bool {
         }
     })
 }
-
-pub use crate::Parallel;
 
 /// Activation rows per work item: one weight block, unpacked once, serves all of them.
 const ROW_GROUP: usize = 8;

@@ -19,6 +19,7 @@
 //! of all 16, each block's exact integer sum scaled and added once per output. The same
 //! integers, one f32 addition per block in another order: results equal to rounding.
 
+use crate::Parallel;
 use std::sync::OnceLock;
 
 /// Values per block.
@@ -110,8 +111,6 @@ pub fn isa() -> Option<Isa> {
         None
     })
 }
-
-pub use crate::Parallel;
 
 /// Activation rows per work item: they stay in L1 while the item's weight rows stream past.
 const ROW_GROUP: usize = 16;
