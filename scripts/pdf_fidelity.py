@@ -5,8 +5,11 @@ For each PDF prints two shares of word tokens (lower-cased runs of letters and d
   ours_missing:   our tokens that do not occur anywhere in pdftotext's text (split or glued
                   words, broken ligatures, stray symbols: words that are not in the document);
   theirs_missing: pdftotext's tokens that do not occur anywhere in ours (text we lost).
-Running headers, footers and page numbers that Assay drops on purpose mostly still occur
-elsewhere in the text, so they count little. Hyphenated words are joined and URLs left out on both sides.
+Page furniture that Assay drops on purpose (a page number alone on a page's first or last line,
+and a line at a page edge repeated, digits aside, on half the pages) is left out of pdftotext's
+text first: short documents' page numbers occur nowhere else, and a running header between
+"re-" and "leases" at a page break keeps pdftotext's halves apart. `--keep-furniture` measures
+without that step. Hyphenated words are joined and URLs left out on both sides.
 
 Usage: scripts/pdf_fidelity.py [--assay target/debug/assay] [--json] FILE.pdf...
 """
@@ -33,9 +36,38 @@ def tokens(text):
     return [w.lower() for w in WORD.findall(text)]
 
 
-def measure(assay, pdf):
+PAGE_NUMBER = re.compile(r"^[-–\s]*(page\s+)?(\d{1,5}(\s*(/|of)\s*\d{1,5})?|[ivxl]{1,6})[-–\s]*$", re.IGNORECASE)
+
+
+def without_page_furniture(text):
+    """pdftotext's pages (split at form feeds) without page numbers and running headers/footers."""
+    pages = [[line.strip() for line in page.split("\n") if line.strip()] for page in text.split("\f")]
+    def edges(lines):
+        return set(range(min(2, len(lines)))) | set(range(max(len(lines) - 2, 0), len(lines)))
+    def key(line):
+        return " ".join(re.sub(r"\d", "#", line).split())
+    counts = {}
+    for lines in pages:
+        for k in {key(lines[i]) for i in edges(lines)}:
+            counts[k] = counts.get(k, 0) + 1
+    needed = max(2, (len(pages) + 1) // 2)
+    repeated = {k for k, n in counts.items() if n >= needed and len(pages) >= 2}
+    kept = []
+    for lines in pages:
+        edge = edges(lines)
+        # A bare number counts as the page's number only on its first or last line: the last
+        # lines of a contents page are often its column of page references.
+        outer = {0, len(lines) - 1}
+        kept.extend(line for i, line in enumerate(lines)
+                    if not ((i in outer and PAGE_NUMBER.match(line)) or (i in edge and key(line) in repeated)))
+    return "\n".join(kept)
+
+
+def measure(assay, pdf, keep_furniture=False):
     ours = subprocess.run([assay, "text", pdf], capture_output=True, text=True, check=True).stdout
     theirs = subprocess.run(["pdftotext", "-enc", "UTF-8", pdf, "-"], capture_output=True, text=True, check=True).stdout
+    if not keep_furniture:
+        theirs = without_page_furniture(theirs)
     ours_t, theirs_t = tokens(ours), tokens(theirs)
     theirs_v, ours_v = set(theirs_t), set(ours_t)
     ours_missing = [w for w in ours_t if w not in theirs_v]
@@ -55,9 +87,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--assay", default="target/debug/assay")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--keep-furniture", action="store_true", help="compare with pdftotext's page numbers and running headers kept")
     parser.add_argument("pdfs", nargs="+")
     args = parser.parse_args()
-    rows = [measure(args.assay, pdf) for pdf in args.pdfs]
+    rows = [measure(args.assay, pdf, args.keep_furniture) for pdf in args.pdfs]
     if args.json:
         print(json.dumps(rows, indent=1))
         return

@@ -96,6 +96,8 @@ struct Glyph {
 struct PageText {
     glyphs: Vec<Glyph>,
     /// The page's horizontal extent: text set beyond it (overlong lines) is not on the page.
+    /// A glyph counts as beyond when its origin is, as in poppler: a word running off the
+    /// edge is cut where the printed page cuts it.
     page_x: Option<(f64, f64)>,
 }
 
@@ -193,7 +195,7 @@ impl OutputDev for PageText {
         let size = (sx * sy).abs().sqrt().max(1e-6);
         let (x, y) = (trm.m31, trm.m32);
         if let Some((left, right)) = self.page_x {
-            if x > right + size || x + width * size < left - size {
+            if x > right || x + width * size < left {
                 return Ok(());
             }
         }
