@@ -83,6 +83,9 @@ fn plain_characters(text: &str) -> String {
 /// `pdf_fonts` fixes before extraction, not from kerning.
 const WORD_GAP_EM: f64 = 0.1;
 
+/// A glyph in its line's own frame: `x` runs along the baseline in reading direction, `y` up
+/// from it. For the usual upright text these are the page's coordinates; a landscape table
+/// set rotated on a portrait page (OMB's budget tables) reads along the page's y axis.
 struct Glyph {
     x: f64,
     y: f64,
@@ -95,10 +98,41 @@ struct Glyph {
 #[derive(Default)]
 struct PageText {
     glyphs: Vec<Glyph>,
-    /// The page's horizontal extent: text set beyond it (overlong lines) is not on the page.
-    /// A glyph counts as beyond when its origin is, as in poppler: a word running off the
-    /// edge is cut where the printed page cuts it.
-    page_x: Option<(f64, f64)>,
+    /// The page's extent: text set beyond it (overlong lines) is not on the page. A glyph
+    /// counts as beyond when its origin is, as in poppler: a word running off the edge is cut
+    /// where the printed page cuts it.
+    page_box: Option<PageBox>,
+}
+
+/// The page's media box, normalised so `left < right` and `bottom < top`.
+#[derive(Clone, Copy)]
+struct PageBox {
+    left: f64,
+    right: f64,
+    bottom: f64,
+    top: f64,
+}
+
+impl PageBox {
+    /// Whether a glyph at `(x, y)` whose advance runs along `direction` is set past the page's
+    /// edge in that direction (a line running off the page), or wholly before its start.
+    fn excludes(&self, (x, y): (f64, f64), advance: f64, direction: (f64, f64)) -> bool {
+        if direction.0.abs() >= direction.1.abs() {
+            x > self.right || x + advance * direction.0.signum() < self.left
+        } else {
+            y > self.top || y + advance * direction.1.signum() < self.bottom
+        }
+    }
+}
+
+/// The unit vector of `(a, b)`, or `fallback` for a degenerate matrix.
+fn unit((a, b): (f64, f64), fallback: (f64, f64)) -> (f64, f64) {
+    let length = a.hypot(b);
+    if length > 1e-9 {
+        (a / length, b / length)
+    } else {
+        fallback
+    }
 }
 
 impl PageText {
@@ -183,22 +217,30 @@ fn leaves_script(prev: &Glyph, glyph: &Glyph) -> bool {
 impl OutputDev for PageText {
     fn begin_page(&mut self, _: u32, media_box: &MediaBox, _: Option<(f64, f64, f64, f64)>) -> Result<(), OutputError> {
         let (left, right) = (media_box.llx.min(media_box.urx), media_box.llx.max(media_box.urx));
-        self.page_x = (right > left).then_some((left, right));
+        let (bottom, top) = (media_box.lly.min(media_box.ury), media_box.lly.max(media_box.ury));
+        self.page_box = (right > left && top > bottom).then_some(PageBox { left, right, bottom, top });
         Ok(())
     }
     fn end_page(&mut self) -> Result<(), OutputError> {
         Ok(())
     }
     fn output_character(&mut self, trm: &Transform, width: f64, _spacing: f64, font_size: f64, glyph: &str) -> Result<(), OutputError> {
-        let sx = font_size * (trm.m11 + trm.m21);
-        let sy = font_size * (trm.m12 + trm.m22);
-        let size = (sx * sy).abs().sqrt().max(1e-6);
-        let (x, y) = (trm.m31, trm.m32);
-        if let Some((left, right)) = self.page_x {
-            if x > right || x + width * size < left {
+        // The glyph's scale: the square root of the matrix's area factor, which rotation leaves
+        // alone (for upright text it is the font size times the text matrix's scale).
+        let size = (font_size * font_size * (trm.m11 * trm.m22 - trm.m12 * trm.m21)).abs().sqrt().max(1e-6);
+        let origin = (trm.m31, trm.m32);
+        // The baseline runs along the matrix's first row: read every glyph in that frame, so
+        // rotated text lays out like upright text. "Up" is square to it, not the matrix's
+        // second row, which a glyph drawn flipped (a symbol font's arrow) turns over.
+        let along = unit((trm.m11, trm.m12), (1.0, 0.0));
+        let up = (-along.1, along.0);
+        if let Some(page) = self.page_box {
+            if page.excludes(origin, width * size, along) {
                 return Ok(());
             }
         }
+        let x = origin.0 * along.0 + origin.1 * along.1;
+        let y = origin.0 * up.0 + origin.1 * up.1;
         self.glyphs.push(Glyph { x, y, end: x + width * size, size, text: glyph.to_string() });
         Ok(())
     }
@@ -228,10 +270,10 @@ mod tests {
     #[test]
     fn a_glyph_its_font_gives_no_width_does_not_end_the_word() {
         // "We": the W drawn with advance 0, the e placed 0.97 em after it (PMI's annual report).
-        let we = PageText { glyphs: vec![glyph(64.8, 0.0, "W"), glyph(72.54, 0.565, "e")], page_x: None };
+        let we = PageText { glyphs: vec![glyph(64.8, 0.0, "W"), glyph(72.54, 0.565, "e")], page_box: None };
         assert_eq!(we.text(), "We");
         // A real gap beyond a letter's width still breaks: "A" then a word 1.4 em on.
-        let apart = PageText { glyphs: vec![glyph(10.0, 0.0, "A"), glyph(21.2, 0.5, "b")], page_x: None };
+        let apart = PageText { glyphs: vec![glyph(10.0, 0.0, "A"), glyph(21.2, 0.5, "b")], page_box: None };
         assert_eq!(apart.text(), "A b");
     }
 
