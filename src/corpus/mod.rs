@@ -13,6 +13,7 @@ mod pdf_fonts;
 mod pdf_inflate;
 mod pdf_layout;
 mod pdf_ligatures;
+mod pdf_unicode_maps;
 mod pdf_text_operators;
 mod read;
 mod sentence;

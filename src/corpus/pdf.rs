@@ -36,6 +36,9 @@ pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<PdfText, DocumentProblem> {
     // Widths pdf-extract would misread shift glyphs and split words: put them in its shape.
     contain(|| super::pdf_fonts::normalize_font_widths(&mut doc))
         .map_err(|panic| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) })?;
+    // A ToUnicode map that reads a drawn "E" as "e" would change the words' case.
+    contain(|| super::pdf_unicode_maps::correct_letter_case_in_unicode_maps(&mut doc))
+        .map_err(|panic| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) })?;
     // Text shown by `'` and `"` would be lost: rewrite them into operators pdf-extract reads.
     contain(|| super::pdf_text_operators::expand_quote_operators(&mut doc))
         .map_err(|panic| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) })?;

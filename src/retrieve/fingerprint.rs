@@ -36,7 +36,8 @@ impl IndexSettings {
 /// 3: ligature glyphs a font leaves without letters restored (`corpus::pdf_ligatures`).
 /// 4: a glyph whose origin lies past the page's edge is dropped (was: one em past it); text
 ///    set rotated (landscape tables on portrait pages) is laid out along its own baseline.
-pub const INDEX_FORMAT: u32 = 4;
+/// 5: ToUnicode maps that contradict a font's encoding on a letter's case corrected.
+pub const INDEX_FORMAT: u32 = 5;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct DocumentState {
