@@ -9,7 +9,8 @@ Page furniture that Assay drops on purpose (a page number alone on a page's firs
 and a line at a page edge repeated, digits aside, on half the pages) is left out of pdftotext's
 text first: short documents' page numbers occur nowhere else, and a running header between
 "re-" and "leases" at a page break keeps pdftotext's halves apart. `--keep-furniture` measures
-without that step. Hyphenated words are joined and URLs left out on both sides.
+without that step. Hyphenated words are joined, and URLs and words holding U+FFFD (a glyph its
+font does not map) left out, on both sides.
 
 Usage: scripts/pdf_fidelity.py [--assay target/debug/assay] [--json] FILE.pdf...
 """
@@ -31,8 +32,11 @@ def tokens(text):
     text = text.replace("\u2010", "-")
     text = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", text)
     text = re.sub(r"(\w)-(\w)", r"\1\2", text)
-    # URLs are cut at different places by the two tools' line joining: not words.
+    # URLs are cut at different places by the two tools' line joining: not words. Nor is a
+    # word holding U+FFFD, a glyph its font does not map: Assay may restore it from the
+    # document's own spelling (corpus::pdf_ligatures), pdftotext leaves it split in two.
     text = re.sub(r"\S*://\S*", " ", text)
+    text = re.sub(r"\S*\ufffd\S*", " ", text)
     return [w.lower() for w in WORD.findall(text)]
 
 

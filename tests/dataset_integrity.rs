@@ -1,6 +1,8 @@
 //! The sample dataset is test data for everything else: check it is what it claims to be.
 
+use assay::corpus::{read_document, ReadLimits};
 use assay::dataset::{citation_doc, load_dataset};
+use std::collections::HashMap;
 use assay::targets::load_answers_file;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -91,5 +93,39 @@ fn long_answer_labels_match_their_answers() {
         }
         assert_eq!(seen.len(), answers.len(), "{name}: every answer labelled");
         assert_eq!(outcomes, BTreeSet::from(["No".to_string(), "Yes".to_string()]), "{name}");
+    }
+}
+
+/// The real-document sets' golden contexts were copied from `assay text`: each must still be
+/// in what Assay reads from its document (whitespace aside), or a change to the PDF reader has
+/// moved the ground truth under the benchmark (the sets' check_contexts.py does the same by
+/// hand), headings marked `# ` as that command prints them.
+#[test]
+fn real_document_contexts_are_verbatim_in_what_assay_reads() {
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    for name in ["realdocs", "realdocs-hard", "budgets"] {
+        let dataset = load_dataset(&Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets").join(name)).expect(name);
+        let mut texts: HashMap<String, String> = HashMap::new();
+        for doc in &dataset.documents {
+            let (read, _) = read_document(&doc.id, &doc.path, ReadLimits::default()).unwrap_or_else(|e| panic!("{name}/{}: {e}", doc.id));
+            let mut parts = Vec::new();
+            for section in &read.sections {
+                // As `assay text` prints it, which the contexts were copied from.
+                parts.extend(section.heading.as_deref().map(|h| format!("# {h}")));
+                parts.extend(section.blocks.iter().map(|b| b.text.clone()));
+            }
+            texts.insert(doc.id.clone(), squash(&parts.join(" ")));
+        }
+        let mut checked = 0;
+        for q in dataset.questions.iter().filter(|q| !q.refuse) {
+            let context = squash(q.context.as_deref().unwrap_or_else(|| panic!("{name} {}: no context", q.id)));
+            for citation in &q.citations {
+                let doc_id = citation_doc(citation);
+                let text = texts.get(doc_id).unwrap_or_else(|| panic!("{name} {}: unknown doc {doc_id}", q.id));
+                assert!(text.contains(&context), "{name} {}: context not found in what Assay reads from {doc_id}", q.id);
+                checked += 1;
+            }
+        }
+        assert!(checked >= 60, "{name}: {checked} contexts");
     }
 }

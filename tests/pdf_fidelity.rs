@@ -10,7 +10,9 @@ use std::collections::HashSet;
 use std::path::Path;
 
 /// Lower-cased runs of letters and digits, after NFKC; hyphenated words (at a line end or
-/// inside a line) read as one word, and URLs are left out (the tools cut them differently).
+/// inside a line) read as one word; URLs (the tools cut them differently) and words holding
+/// U+FFFD (a glyph its font does not map, which Assay may restore and pdftotext splits) are
+/// left out.
 fn tokens(text: &str) -> Vec<String> {
     use unicode_normalization::UnicodeNormalization;
     let text: String = text.nfkc().collect();
@@ -41,7 +43,7 @@ fn tokens(text: &str) -> Vec<String> {
     }
     joined
         .split_whitespace()
-        .filter(|w| !w.contains("://"))
+        .filter(|w| !w.contains("://") && !w.contains('\u{FFFD}'))
         .flat_map(|w| w.split(|c: char| !c.is_alphanumeric()).map(str::to_lowercase).collect::<Vec<_>>())
         .filter(|w| !w.is_empty())
         .collect()
@@ -145,6 +147,27 @@ fn libreoffice_manual_matches_pdftotext() {
 #[test]
 fn word_hyphenated_across_a_page_break_matches_pdftotext() {
     check("datasets/realdocs-hard/corpus/ReleaseNotes.pdf", "tests/fixtures/corpus/pdf/ReleaseNotes.pdftotext.txt");
+}
+
+/// InDesign (the OMB's FY2023 budget): summary tables set rotated on portrait pages, which read
+/// letter by letter along the wrong axis ("Im p rov ea ccesstob eh a v iora l", 8.8% of the
+/// words) until glyphs were laid out along their own baseline.
+#[test]
+fn indesign_budget_with_rotated_tables_matches_pdftotext() {
+    check("datasets/budgets/corpus/omb-budget-fy2023.pdf", "tests/fixtures/corpus/pdf/omb-budget-fy2023.pdftotext.txt");
+}
+
+/// The same file's ToUnicode map reads the body font's capital E as "e" ("DOe"); the font's
+/// encoding names the glyph "E", and the text keeps the capital. Case is outside the word
+/// measure above (it lower-cases), so it is checked here.
+#[test]
+fn a_unicode_map_that_lowercases_a_capital_is_corrected() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let pdf = root.join("datasets/budgets/corpus/omb-budget-fy2023.pdf");
+    let (doc, _) = read_document("omb", &pdf, ReadLimits::default()).expect("omb-budget-fy2023.pdf");
+    let text: String = doc.sections.iter().flat_map(|s| s.blocks.iter().map(|b| b.text.as_str())).collect::<Vec<_>>().join("\n");
+    assert!(text.contains("Department of Energy (DOE)"), "the capital E is lost");
+    assert!(!text.contains("DOe"), "`DOe` is in the text");
 }
 
 /// Ghostscript (here groff's PDF of its pdfmark manual) starts justified lines with the `'`

@@ -3,19 +3,34 @@
 //! Some fonts draw "fi" or "ffi" as one glyph at a code that neither their ToUnicode map nor
 //! their encoding names (Philip Morris International's 2022 annual report: a Type 1C font with
 //! WinAnsi encoding whose text uses code 0x1F for "fi"). pdf-extract then gives U+0000, which
-//! split "signi\0cant" and "Of\0cer" into two words each, lost to search. Which ligature it was
-//! cannot be read from the page, but the same word is almost always spelt out elsewhere in the
-//! document (in a font that maps it): the candidate that makes a word the document uses wins.
+//! split "signi\0cant" and "Of\0cer" into two words each, lost to search. Others map the glyph
+//! to U+FFFD, the replacement character (Word's Calibri "ti" in the DOE's FY2025 Budget in
+//! Brief: "opera\u{FFFD}onalize", "en\u{FFFD}\u{FFFD}es"; pdftotext shows the same). Which
+//! ligature it was cannot be read from the page, but the same word is almost always spelt out
+//! elsewhere in the document (in a font that maps it): the candidates that make a word the
+//! document uses win.
 
 use std::collections::HashMap;
 
-/// What an unmapped ligature glyph usually stands for, most common first (the fallback order).
-const LIGATURES: [&str; 5] = ["fi", "fl", "ff", "ffi", "ffl"];
+/// What an unmapped ligature glyph may stand for, most common first (the order ties keep).
+const LIGATURES: [&str; 9] = ["fi", "fl", "ff", "ffi", "ffl", "ti", "tt", "tti", "ft"];
 
-/// Replace each U+0000 between letters by the ligature that makes a word found elsewhere in
-/// `pages`, "fi" when none does; a U+0000 not touching a letter is dropped.
+/// U+0000 falls back to "fi" when no candidate makes a known word (it was only ever seen for
+/// fi-ligatures); U+FFFD, which any unmappable glyph may become, stays as it is.
+const NUL_FALLBACK: &str = "fi";
+
+/// More unknown glyphs than this in one word are left alone (9^3 spellings tried at most).
+const MAX_UNKNOWN_IN_WORD: usize = 3;
+
+fn is_unknown(c: char) -> bool {
+    c == '\0' || c == '\u{FFFD}'
+}
+
+/// Replace the unknown glyphs (U+0000, U+FFFD) inside words by the ligatures that make a word
+/// found elsewhere in `pages`; see `NUL_FALLBACK` for words the document never spells out. A
+/// U+0000 not touching a letter is dropped.
 pub(crate) fn restore_unmapped_ligatures(pages: &mut [String]) {
-    if !pages.iter().any(|p| p.contains('\0')) {
+    if !pages.iter().any(|p| p.contains(is_unknown)) {
         return;
     }
     let mut vocabulary: HashMap<String, usize> = HashMap::new();
@@ -25,7 +40,7 @@ pub(crate) fn restore_unmapped_ligatures(pages: &mut [String]) {
         }
     }
     for page in pages.iter_mut() {
-        if page.contains('\0') {
+        if page.contains(is_unknown) {
             *page = restore_page(page, &vocabulary);
         }
     }
@@ -36,26 +51,52 @@ fn restore_page(page: &str, vocabulary: &HashMap<String, usize>) -> String {
     let mut out = String::with_capacity(page.len());
     let mut i = 0;
     while i < chars.len() {
-        if chars[i] != '\0' {
+        if !(chars[i].is_alphabetic() || is_unknown(chars[i])) {
             out.push(chars[i]);
             i += 1;
             continue;
         }
-        let before = chars[..i].iter().rev().take_while(|c| c.is_alphabetic()).count();
-        let after = chars[i + 1..].iter().take_while(|c| c.is_alphabetic()).count();
-        if before + after > 0 {
-            let head: String = chars[i - before..i].iter().collect();
-            let tail: String = chars[i + 1..i + 1 + after].iter().collect();
-            let count = |ligature: &str| {
-                vocabulary.get(&format!("{head}{ligature}{tail}").to_lowercase()).copied().unwrap_or(0)
-            };
-            // Most uses in the document; ties (and no use at all) keep the fallback order.
-            let best = LIGATURES.iter().rev().max_by_key(|l| count(l)).filter(|l| count(l) > 0).unwrap_or(&LIGATURES[0]);
-            out.push_str(best);
-        }
-        i += 1;
+        let end = i + chars[i..].iter().take_while(|&&c| c.is_alphabetic() || is_unknown(c)).count();
+        out.push_str(&restore_word(&chars[i..end], vocabulary));
+        i = end;
     }
     out
+}
+
+/// One run of letters and unknown glyphs: the spelling with the most uses in the document.
+fn restore_word(word: &[char], vocabulary: &HashMap<String, usize>) -> String {
+    let unknown = word.iter().filter(|&&c| is_unknown(c)).count();
+    if unknown == 0 {
+        return word.iter().collect();
+    }
+    if unknown == word.len() {
+        return word.iter().filter(|&&c| c != '\0').collect();
+    }
+    let mut best: Option<(usize, String)> = None;
+    if unknown <= MAX_UNKNOWN_IN_WORD {
+        // Every choice of a ligature per unknown glyph, in `LIGATURES` order so ties keep it.
+        let combinations = LIGATURES.len().pow(unknown as u32);
+        for n in 0..combinations {
+            let mut pick = n;
+            let mut spelling = String::new();
+            for &c in word {
+                if is_unknown(c) {
+                    spelling.push_str(LIGATURES[pick % LIGATURES.len()]);
+                    pick /= LIGATURES.len();
+                } else {
+                    spelling.push(c);
+                }
+            }
+            let uses = vocabulary.get(&spelling.to_lowercase()).copied().unwrap_or(0);
+            if uses > 0 && best.as_ref().is_none_or(|(most, _)| uses > *most) {
+                best = Some((uses, spelling));
+            }
+        }
+    }
+    match best {
+        Some((_, spelling)) => spelling,
+        None => word.iter().map(|&c| if c == '\0' { NUL_FALLBACK.to_string() } else { c.to_string() }).collect(),
+    }
 }
 
 #[cfg(test)]
@@ -72,6 +113,17 @@ mod tests {
         assert_eq!(pages[0], "Chief Financial Officer and a significant  change");
         // No spelling elsewhere: the commonest ligature.
         assert_eq!(pages[1], "The officer reported significant flows; staff were bafied.");
+    }
+
+    #[test]
+    fn replacement_characters_become_the_ligatures_the_document_spells_out() {
+        let mut pages = vec![
+            "we will opera\u{FFFD}onalize it with en\u{FFFD}\u{FFFD}es and \u{FFFD} alone; a\u{FFFD}xq".to_string(),
+            "Operationalize the plan: public entities first.".to_string(),
+        ];
+        restore_unmapped_ligatures(&mut pages);
+        // A word the document never spells out keeps its replacement character.
+        assert_eq!(pages[0], "we will operationalize it with entities and \u{FFFD} alone; a\u{FFFD}xq");
     }
 
     #[test]

@@ -37,7 +37,8 @@ impl IndexSettings {
 /// 4: a glyph whose origin lies past the page's edge is dropped (was: one em past it); text
 ///    set rotated (landscape tables on portrait pages) is laid out along its own baseline.
 /// 5: ToUnicode maps that contradict a font's encoding on a letter's case corrected.
-pub const INDEX_FORMAT: u32 = 5;
+/// 6: ligature glyphs mapped to U+FFFD restored from the document's own spelling.
+pub const INDEX_FORMAT: u32 = 6;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct DocumentState {

@@ -231,7 +231,10 @@ fn main() {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("ASSAY_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                // pdf-extract warns once per odd glyph (hundreds of lines for one InDesign
+                // report) about nothing a user can act on; unreadable documents and pages
+                // reach the user as Assay's own warnings.
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,pdf_extract=error")),
         )
         .with_writer(std::io::stderr)
         .init();
