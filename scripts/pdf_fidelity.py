@@ -30,6 +30,8 @@ def tokens(text):
     # (the two tools decide differently whether "ELE-MENT" at a line end keeps its hyphen).
     # Typographic hyphens (U+2010; NFKC folds U+2011 into it) count as the ASCII one.
     text = text.replace("\u2010", "-")
+    # A soft hyphen (U+00AD) marks where a word may break; it is not part of the word.
+    text = text.replace("\u00ad", "")
     text = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", text)
     text = re.sub(r"(\w)-(\w)", r"\1\2", text)
     # URLs are cut at different places by the two tools' line joining: not words. Nor is a

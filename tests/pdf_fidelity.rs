@@ -15,7 +15,8 @@ use std::path::Path;
 /// left out.
 fn tokens(text: &str) -> Vec<String> {
     use unicode_normalization::UnicodeNormalization;
-    let text: String = text.nfkc().collect();
+    // A soft hyphen (U+00AD) marks where a word may break; it is not part of the word.
+    let text: String = text.nfkc().filter(|&c| c != '\u{AD}').collect();
     let chars: Vec<char> = text.chars().collect();
     let mut joined = String::with_capacity(text.len());
     let mut i = 0;
