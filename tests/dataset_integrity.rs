@@ -1,10 +1,10 @@
-//! The sample dataset is test data for everything else: check it is what it claims to be.
+//! The sample dataset is test data for everything else, and the real-document sets are the
+//! retrieval benchmark's ground truth: check they are what they claim to be.
 
 use assay::corpus::{read_document, ReadLimits};
 use assay::dataset::{citation_doc, load_dataset};
-use std::collections::HashMap;
 use assay::targets::load_answers_file;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 fn trailgear() -> assay::dataset::Dataset {

@@ -6,7 +6,7 @@
 //! same measure over more files: scripts/pdf_fidelity.py (README, "PDF text").
 
 use assay::corpus::{read_document, ReadLimits};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// Lower-cased runs of letters and digits, after NFKC; hyphenated words (at a line end or
@@ -64,7 +64,7 @@ fn without_page_furniture(text: &str) -> String {
         masked.split_whitespace().collect::<Vec<_>>().join(" ")
     };
     let is_edge = |i: usize, n: usize| i < 2 || i + 2 >= n;
-    let mut counts: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut counts: HashMap<String, usize> = HashMap::new();
     for lines in &pages {
         let keys: HashSet<String> = (0..lines.len()).filter(|&i| is_edge(i, lines.len())).map(|i| key(lines[i])).collect();
         for k in keys {
