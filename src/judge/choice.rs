@@ -286,9 +286,7 @@ fn jury_verdict(spec: &JudgeSpec, verdicts: &BTreeMap<String, Verdict>) -> Verdi
         score: Some(mean),
         distribution: BTreeMap::new(),
         explanation: Some(format!("mean of {}", parts.join(", "))),
-        error: None,
-        passed: None,
-        baseline: None,
+        ..Verdict::default()
     }
 }
 

@@ -37,10 +37,7 @@ pub fn verdict_from_logprobs(spec: &JudgeSpec, logprobs: &[f64]) -> Verdict {
         label: Some(spec.outcomes[best].clone()),
         score: Some(score),
         distribution: spec.outcomes.iter().cloned().zip(probs).collect(),
-        explanation: None,
-        error: None,
-        passed: None,
-        baseline: None,
+        ..Verdict::default()
     }
 }
 

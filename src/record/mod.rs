@@ -14,4 +14,4 @@ pub use answer::{Answer, RetrievedChunk};
 pub use run_config::{KnowledgeArm, RerankConfig, RunConfig};
 pub use run_record::{ItemRecord, RunRecord, RunStatus};
 pub use time::now_rfc3339;
-pub use verdict::Verdict;
+pub use verdict::{StatementCheck, StatementSide, Verdict, FLAG_POSSIBLE_INJECTION};

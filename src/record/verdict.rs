@@ -25,4 +25,38 @@ pub struct Verdict {
     /// divided by this one, renormalised.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BTreeMap<String, f64>>,
+    /// What deterministic checks found in the judged text (`possible injection`: text addressed
+    /// to a grader or shaped like a chat turn). Shown beside the score, counted in `show`,
+    /// reports and the app: a flagged answer is never silently scored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
+    /// Statement judges: every statement checked, with its probability of being supported, so
+    /// a user sees which sentence was judged wrong.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statements: Vec<StatementCheck>,
+}
+
+/// The flag a verdict carries when the judged text looks like it addresses the grader.
+pub const FLAG_POSSIBLE_INJECTION: &str = "possible injection";
+
+/// Which text a checked statement came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatementSide {
+    /// A statement of the answer, checked against the reference (precision).
+    Answer,
+    /// A statement of the reference, checked against the answer (recall).
+    Reference,
+}
+
+/// One statement and how well the other side supports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatementCheck {
+    pub side: StatementSide,
+    pub text: String,
+    /// Probability that the other side supports it, in [0, 1] (0 when a number vetoed it).
+    pub supported: f64,
+    /// A number in the statement that the other side contradicts (the numeric check's veto).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number_conflict: Option<String>,
 }
