@@ -21,6 +21,28 @@ export interface MetricSummary {
 export interface Verdict {
   label: string | null; score: number | null; distribution: Record<string, number>;
   explanation: string | null; error?: string | null;
+  /** What deterministic checks found in the judged text ("possible injection"); absent when none. */
+  flags?: string[];
+  /** Statement judges: every statement checked, with its probability of being supported. */
+  statements?: StatementCheck[];
+}
+
+export interface StatementCheck {
+  side: "answer" | "reference"; text: string;
+  /** Probability that the other side supports it, in [0, 1]. */
+  supported: number;
+  /** A number in the statement that the other side contradicts. */
+  number_conflict?: string;
+}
+
+/** A checked statement as the core shows it: `unsupported` is the core's rule (under 0.5, or a number conflict). */
+export type ShownStatement = StatementCheck & { unsupported: boolean };
+
+/** One statement judge's statements on one item (sub-scores folded in), as the core selects them. */
+export interface JudgedStatements {
+  judge: string; answer: ShownStatement[]; reference: ShownStatement[];
+  /** Answer statements unsupported; reference statements missed. */
+  unsupported: number; missed: number;
 }
 
 export interface RetrievedChunk { chunk_id: string; doc: string; score: number; text: string }
@@ -29,6 +51,8 @@ export interface RunItem {
   id: string; question: string; reference: string | null; refuse: boolean; doc: string | null;
   answer: string | null; citations: string[]; retrieved: RetrievedChunk[];
   metrics: Record<string, number>; verdicts: Record<string, Verdict>;
+  /** Every flag on any of the item's verdicts; absent when none. */
+  flags?: string[];
   latency_ms: number | null; prompt_tokens: number | null; completion_tokens: number | null; error: string | null;
 }
 
@@ -36,11 +60,15 @@ export interface JsonRun {
   id: string; name: string; dataset: string; created_at: string; status: RunStatus;
   config: RunRecord["config"]; items_total: number; items_done: number; errors: number;
   avg_latency_ms: number | null; summary: Record<string, MetricSummary>; items: RunItem[];
+  /** Per flag, how many items carry it; absent when no item is flagged. */
+  flagged?: Record<string, number>;
 }
 
 export interface RunView {
   run: JsonRun; means_chart: string; histograms: string[];
   avg_prompt_tokens: number | null; avg_completion_tokens: number | null;
+  /** By question id: the statement judges' checked statements (items without any are absent). */
+  statements: Record<string, JudgedStatements[]>;
 }
 
 export interface PairedDiff {

@@ -1,10 +1,12 @@
 // One run: summary cards, the report's charts, and the per-question table with a drill-down
-// panel (question, reference, answer with citations, retrieved chunks, verdicts).
-import { api, errorText, RunItem, JsonRun, RunView } from "../api";
+// panel (question, reference, answer with citations, retrieved chunks, verdicts, the statements a
+// statement judge checked); flagged items carry a badge and are counted in the cards.
+import { api, errorText, RunItem, JsonRun, RunView, JudgedStatements } from "../api";
 import { h, append, clear, svg } from "../dom";
 import { fixed, interval, ms, when } from "../format";
 import { go } from "../router";
 import { keyboardRows } from "./table";
+import { flagBadges, flaggedCard, flagNotice, statementSection } from "./findings";
 
 export async function renderRun(area: HTMLElement, runId: string): Promise<void> {
   let view;
@@ -41,7 +43,7 @@ export async function renderRun(area: HTMLElement, runId: string): Promise<void>
     h("section", { class: "charts" }, svg(view.means_chart)),
     h("details", { class: "charts-block", id: "histograms" }, h("summary", {}, `Score distributions (${view.histograms.length} metrics)`),
       h("section", { class: "charts grid" }, ...view.histograms.map(svg))),
-    questions(run),
+    questions(run, view.statements ?? {}),
   );
 }
 
@@ -55,6 +57,8 @@ function cards(view: RunView): HTMLElement {
     h("div", { class: "card" }, h("div", { class: "label" }, "avg latency"),
       h("div", { class: "value" }, ms(run.avg_latency_ms))),
   );
+  const flagged = flaggedCard(run);
+  if (flagged) grid.append(flagged);
   if (view.avg_prompt_tokens !== null || view.avg_completion_tokens !== null) {
     grid.append(h("div", { class: "card", id: "tokens-card" }, h("div", { class: "label" }, "tokens per item"),
       h("div", { class: "value" }, fixed(view.avg_completion_tokens, 0)),
@@ -71,7 +75,7 @@ function cards(view: RunView): HTMLElement {
   return grid;
 }
 
-function questions(run: JsonRun): HTMLElement {
+function questions(run: JsonRun, statements: Record<string, JudgedStatements[]>): HTMLElement {
   const metricNames = Object.keys(run.summary);
   const detail = h("aside", { class: "detail", id: "item-detail", "aria-live": "polite" },
     h("p", { class: "muted" }, "Select a question (↑/↓, Enter) to see its answer and scores."));
@@ -79,7 +83,7 @@ function questions(run: JsonRun): HTMLElement {
   run.items.forEach((item, index) => {
     const row = h("tr", { "data-index": String(index), "data-question": item.id },
       h("td", { class: "mono" }, item.id),
-      h("td", { class: "question" }, item.question),
+      h("td", { class: "question" }, flagBadges(item.flags), item.question),
       ...metricNames.map((m) => h("td", { class: "num" }, fixed(item.metrics[m] ?? item.verdicts[m]?.score ?? null, 2))),
       h("td", { class: "num" }, item.latency_ms === null ? "—" : String(item.latency_ms)),
       h("td", { class: "error" }, item.error ?? ""));
@@ -89,7 +93,10 @@ function questions(run: JsonRun): HTMLElement {
     h("thead", {}, h("tr", {}, h("th", {}, "id"), h("th", {}, "question"), ...metricNames.map((m) => h("th", {}, m)),
       h("th", {}, "ms"), h("th", {}, "error"))),
     body);
-  const show = (row: HTMLTableRowElement) => showItem(detail, run.items[Number(row.dataset.index)]);
+  const show = (row: HTMLTableRowElement) => {
+    const item = run.items[Number(row.dataset.index)];
+    showItem(detail, item, statements[item.id] ?? []);
+  };
   const nav = keyboardRows(table, show, undefined, show);
   body.addEventListener("click", (e) => {
     const row = (e.target as Element).closest("tr");
@@ -98,11 +105,12 @@ function questions(run: JsonRun): HTMLElement {
   return h("section", { class: "split" }, h("div", { class: "scroll" }, table), detail);
 }
 
-function showItem(panel: HTMLElement, item: RunItem): void {
+function showItem(panel: HTMLElement, item: RunItem, judged: JudgedStatements[]): void {
   clear(panel);
   const cited = new Set(item.citations);
   append(panel,
     h("h2", {}, item.id),
+    flagNotice(item.flags),
     h("h3", {}, "Question"), h("p", { class: "text" }, item.question),
     h("h3", {}, "Reference"), h("p", { class: "text" }, item.refuse ? "(should decline)" : item.reference ?? "—"),
     h("h3", {}, "Answer"), h("p", { class: "text answer" }, item.answer ?? `(no answer: ${item.error ?? "unknown"})`),
@@ -132,5 +140,11 @@ function showItem(panel: HTMLElement, item: RunItem): void {
           h("meter", { min: 0, max: 1, value: p }), h("span", { class: "num" }, fixed(p, 2))))),
       verdict.explanation ? h("p", { class: "text explanation" }, verdict.explanation) : null,
       verdict.error ? h("p", { class: "error" }, verdict.error) : null));
+    // A statement judge's statements right under its own verdict (its sub-scores follow).
+    const own = judged.find((j) => j.judge === judge);
+    if (own) append(panel, statementSection(own));
+  }
+  for (const j of judged) {
+    if (!(j.judge in item.verdicts)) append(panel, statementSection(j));
   }
 }
