@@ -8,10 +8,13 @@ use assay::dataset::{import_csv, import_eshop, load_dataset, CsvColumns, Questio
 use assay::generate::{ReviewDecision, ReviewOutcome};
 use assay::judge::spec::{default_judges_dir, load_all, JudgeMode};
 use assay::report::charts::{distribution_charts, mean_charts, run_means_chart};
-use assay::report::{load_report, to_json, write_report, ReportFormat, ReportOptions, RunReport};
+use assay::report::{
+    judged_statements, load_report, to_json, write_report, JudgedStatements, ReportFormat, ReportOptions, RunReport,
+};
 use assay::store::{RunRecord, Store};
 use serde::Serialize;
 use crate::write_grants::WriteGrants;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use tauri::State;
 
@@ -53,6 +56,9 @@ pub struct RunView {
     /// Mean tokens per answered item, from the core's summary.
     avg_prompt_tokens: Option<f64>,
     avg_completion_tokens: Option<f64>,
+    /// By question id: each statement judge's checked statements, marked unsupported by the
+    /// core's rule (items no statement judge checked are absent).
+    statements: BTreeMap<String, Vec<JudgedStatements>>,
 }
 
 #[tauri::command]
@@ -67,6 +73,12 @@ pub async fn run_view(run: String) -> Result<RunView, String> {
         histograms: distribution_charts(reports),
         avg_prompt_tokens: report.summary.avg_prompt_tokens,
         avg_completion_tokens: report.summary.avg_completion_tokens,
+        statements: report
+            .items
+            .iter()
+            .map(|item| (item.question.id.clone(), judged_statements(item)))
+            .filter(|(_, judged)| !judged.is_empty())
+            .collect(),
     })
 }
 
@@ -331,6 +343,7 @@ pub async fn list_judges() -> Result<JudgesView, String> {
                 JudgeMode::Choice => "choice".into(),
                 JudgeMode::Claims => "claims".into(),
                 JudgeMode::Jury => "jury".into(),
+                JudgeMode::Statements => "statements".into(),
             },
             source: spec.source,
         })

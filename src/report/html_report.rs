@@ -5,6 +5,8 @@
 //! `svg_chart` escapes their labels itself. Answers, questions and manuals are untrusted.
 
 use super::charts;
+use super::findings::{flagged_lines, judged_statements, JudgedStatements};
+use crate::stats::item_flags;
 use super::svg_chart::color;
 use super::{ordered_metric_names, ReportError, RunReport};
 use super::comparison_view::{comparison_view, leaderboard_view, ComparisonView};
@@ -27,6 +29,8 @@ struct HtmlRun {
     errors: usize,
     latency: String,
     color: &'static str,
+    /// "2 of 30 answers flagged: possible injection", one per flag.
+    flagged: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -55,6 +59,10 @@ struct AnswerView {
     error: Option<String>,
     metrics: String,
     verdicts: Vec<VerdictView>,
+    /// Flags on any of the item's verdicts (`possible injection`).
+    flags: Vec<String>,
+    /// Statement judges' unsupported and missed statements (judges with none left out).
+    statements: Vec<JudgedStatements>,
 }
 
 #[derive(Serialize)]
@@ -140,6 +148,7 @@ fn html_run(index: usize, report: &RunReport) -> HtmlRun {
             .map(|l| format!("{l:.0} ms"))
             .unwrap_or_else(|| "—".into()),
         color: color(index),
+        flagged: flagged_lines(report),
     }
 }
 
@@ -185,6 +194,11 @@ fn answer_view(item: &crate::record::ItemRecord) -> AnswerView {
         text: item.answer.as_ref().map(|a| a.text.clone()).unwrap_or_default(),
         citations: item.answer.as_ref().map(|a| a.citations.join(", ")).unwrap_or_default(),
         error: item.error.clone(),
+        flags: item_flags(item),
+        statements: judged_statements(item)
+            .into_iter()
+            .filter(|j| j.unsupported + j.missed > 0)
+            .collect(),
         metrics: names
             .iter()
             .filter_map(|n| item.metrics.get(n).map(|v| format!("{n} {v:.2}")))

@@ -3,7 +3,7 @@
 
 use super::RunReport;
 use crate::record::{RetrievedChunk, RunConfig, Verdict};
-use crate::stats::MetricSummary;
+use crate::stats::{item_flags, MetricSummary};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -29,6 +29,9 @@ pub struct JsonRun {
     pub errors: usize,
     pub avg_latency_ms: Option<f64>,
     pub summary: BTreeMap<String, MetricSummary>,
+    /// For each flag (`possible injection`), how many items carry it; absent when none does.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub flagged: BTreeMap<String, usize>,
     pub items: Vec<JsonItem>,
 }
 
@@ -44,6 +47,9 @@ pub struct JsonItem {
     pub retrieved: Vec<RetrievedChunk>,
     pub metrics: BTreeMap<String, f64>,
     pub verdicts: BTreeMap<String, Verdict>,
+    /// Every flag on any of the item's verdicts (each verdict keeps its own in `verdicts`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
     pub latency_ms: Option<u64>,
     /// Time to the first chunk of a streamed answer (http target).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -79,6 +85,7 @@ fn json_run(report: &RunReport) -> JsonRun {
         errors: report.summary.errors,
         avg_latency_ms: report.summary.avg_latency_ms,
         summary: report.summary.metrics.clone(),
+        flagged: report.summary.flagged.clone(),
         items: report
             .items
             .iter()
@@ -95,6 +102,7 @@ fn json_run(report: &RunReport) -> JsonRun {
                     retrieved: answer.map(|a| a.retrieved.clone()).unwrap_or_default(),
                     metrics: item.metrics.clone(),
                     verdicts: item.verdicts.clone(),
+                    flags: item_flags(item),
                     latency_ms: answer.map(|a| a.latency_ms),
                     first_chunk_ms: answer.and_then(|a| a.first_chunk_ms),
                     prompt_tokens: answer.and_then(|a| a.prompt_tokens),

@@ -6,7 +6,9 @@
 //! its pipes and newlines neutralised: a model's answer cannot inject markup or break the table.
 
 use super::comparison_view::{comparison_view, leaderboard_view};
+use super::findings::{flagged_lines, judged_statements, JudgedStatements, SUPPORTED_AT_LEAST};
 use super::{ordered_metric_names, ReportError, RunReport};
+use crate::stats::item_flags;
 use serde::Serialize;
 
 const TEMPLATE: &str = include_str!("templates/report.md.j2");
@@ -25,6 +27,10 @@ struct MarkdownRun {
     latency: String,
     metric_columns: Vec<String>,
     questions: Vec<MarkdownQuestion>,
+    /// "2 of 30 answers flagged: possible injection", one per flag.
+    flagged: Vec<String>,
+    /// Whether any question has statements to list under the table.
+    any_statements: bool,
 }
 
 #[derive(Serialize)]
@@ -35,6 +41,8 @@ struct MarkdownQuestion {
     answer: String,
     citations: String,
     values: Vec<String>,
+    flags: String,
+    statements: Vec<JudgedStatements>,
 }
 
 #[derive(Serialize)]
@@ -80,14 +88,14 @@ pub fn render(reports: &[RunReport], seed: u64) -> Result<String, ReportError> {
         .get_template("report.md")
         .map_err(|e| ReportError::Render(e.to_string()))?;
     template
-        .render(minijinja::context! { runs => runs, summary => summary, comparisons => comparisons, leaderboard => leaderboard_view(reports) })
+        .render(minijinja::context! { runs => runs, supported_at_least => SUPPORTED_AT_LEAST, summary => summary, comparisons => comparisons, leaderboard => leaderboard_view(reports) })
         .map_err(|e| ReportError::Render(e.to_string()))
 }
 
 fn markdown_run(report: &RunReport) -> MarkdownRun {
     let metric_columns =
         ordered_metric_names(report.items.iter().flat_map(|i| i.metrics.keys()));
-    let questions = report
+    let questions: Vec<MarkdownQuestion> = report
         .items
         .iter()
         .map(|item| {
@@ -108,6 +116,11 @@ fn markdown_run(report: &RunReport) -> MarkdownRun {
                 reference,
                 answer: answer_text,
                 citations: answer.map(|a| a.citations.join(", ")).unwrap_or_default(),
+                flags: item_flags(item).join(", "),
+                statements: judged_statements(item)
+                    .into_iter()
+                    .filter(|j| j.unsupported + j.missed > 0)
+                    .collect(),
                 values: metric_columns
                     .iter()
                     .map(|m| {
@@ -136,7 +149,9 @@ fn markdown_run(report: &RunReport) -> MarkdownRun {
             .map(|l| format!("{l:.1} ms"))
             .unwrap_or_else(|| "—".into()),
         metric_columns,
+        any_statements: questions.iter().any(|q| !q.statements.is_empty()),
         questions,
+        flagged: flagged_lines(report),
     }
 }
 
@@ -159,6 +174,12 @@ pub(crate) fn table_cell(text: &str) -> String {
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("<br>"),
             '\r' => {}
+            '\t' => out.push(' '),
+            // A control character (ESC starts a terminal escape sequence) shown as its Unicode
+            // picture: the report is often read with `cat` or in a terminal pager.
+            c if (c as u32) < 0x20 => out.push(char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}')),
+            '\u{7f}' => out.push('\u{2421}'),
+            c if c.is_control() => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }
@@ -176,5 +197,6 @@ mod tests {
             cell,
             "a \\| b<br>&lt;script&gt;alert(1)&lt;/script&gt; &#96;x&#96;"
         );
+        assert_eq!(table_cell("red \u{1b}[31m\u{7}\u{9b}"), "red \u{241b}\\[31m\u{2407}\u{fffd}");
     }
 }

@@ -6,12 +6,14 @@
 pub mod charts;
 mod comparison_view;
 mod csv_report;
+mod findings;
 mod html_report;
 mod json_report;
 mod junit_report;
 mod markdown_report;
 pub mod svg_chart;
 
+pub use findings::{flagged_lines, is_unsupported, judged_statements, JudgedStatements, ShownStatement, SUPPORTED_AT_LEAST};
 pub use json_report::{to_json, JsonExport};
 pub use svg_chart::IntervalRow;
 

@@ -4,6 +4,7 @@
 //! Every interval and Monte Carlo p-value is seeded, so the same run always reports the same numbers.
 
 mod bootstrap;
+mod flags;
 mod gate;
 mod multiplicity;
 mod normal;
@@ -12,6 +13,7 @@ mod run_report;
 mod summary;
 
 pub use bootstrap::{mean, mean_bca95, mean_ci95, BOOTSTRAP_RESAMPLES};
+pub use flags::{flagged_counts, item_flags};
 pub use multiplicity::{benjamini_hochberg, holm};
 pub use normal::{normal_cdf, normal_quantile};
 pub use permutation::{paired_permutation_p, EXACT_MAX_PAIRS, PERMUTATION_RESAMPLES};

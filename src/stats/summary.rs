@@ -33,6 +33,9 @@ pub struct RunSummary {
     /// Deterministic metrics and judges, by name (judges as `judge:<name>` never collide with
     /// metric names because judge names are validated separately).
     pub metrics: BTreeMap<String, MetricSummary>,
+    /// For each flag a deterministic check set (`possible injection`), how many items carry it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub flagged: BTreeMap<String, usize>,
 }
 
 pub fn summarize(items: &[ItemRecord], seed: u64) -> RunSummary {
@@ -90,6 +93,7 @@ pub fn summarize(items: &[ItemRecord], seed: u64) -> RunSummary {
         avg_prompt_tokens: mean(&prompt),
         avg_completion_tokens: mean(&completion),
         metrics,
+        flagged: super::flags::flagged_counts(items),
     }
 }
 

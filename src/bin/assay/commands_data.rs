@@ -1,6 +1,6 @@
 //! `assay runs | show | export | import`: reading runs back and bringing datasets in.
 
-use crate::print::print_run_summary;
+use crate::print::{print_item_findings, print_run_summary};
 use crate::stored_runs::reports_with_gates;
 use crate::{terminal, DbArg};
 use assay::dataset::{import_csv, import_eshop, CsvColumns};
@@ -153,6 +153,7 @@ pub fn show(reference: &str, json: bool, db: &DbArg) -> anyhow::Result<()> {
             row.push_str(&format!("  {:>15}", value));
         }
         println!("{row}");
+        print_item_findings(item, 10);
     }
     Ok(())
 }

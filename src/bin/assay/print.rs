@@ -4,7 +4,8 @@
 
 use crate::terminal;
 use assay::compare::{format_p, Comparison, GroupBy, GroupDiff, KnowledgeRemoval, LeaderboardRow};
-use assay::report::RunReport;
+use assay::record::{ItemRecord, StatementCheck};
+use assay::report::{flagged_lines, judged_statements, RunReport};
 
 /// Both abstention rates of a knowledge-removal pair of runs and their difference.
 pub fn print_knowledge_removal(k: &KnowledgeRemoval, in_scope: &str, removed: &str) {
@@ -60,6 +61,10 @@ pub fn print_run_summary(report: &RunReport) {
             .map(|l| format!("{l:.1} ms"))
             .unwrap_or_else(|| "—".into())
     );
+    // Before the scores: a flagged answer may have talked its judge into them.
+    for line in flagged_lines(report) {
+        println!("{}  (scores kept; read these answers before trusting them)", terminal::line(&line, 200));
+    }
     if summary.metrics.is_empty() {
         println!("no scored items");
         return;
@@ -186,4 +191,33 @@ pub fn print_breakdown(c: &Comparison, by: GroupBy, rows: &[GroupDiff]) {
         );
     }
     println!();
+}
+
+/// What a reader must see under an item's row: its flags, then each statement judge's
+/// unsupported answer statements and missed reference statements with their probability of
+/// being supported and any number the reference contradicts. Nothing when there is nothing.
+pub fn print_item_findings(item: &ItemRecord, indent: usize) {
+    let pad = " ".repeat(indent);
+    let flags = assay::stats::item_flags(item);
+    if !flags.is_empty() {
+        println!("{pad}! flagged: {}", terminal::line(&flags.join(", "), 200));
+    }
+    let judged = judged_statements(item);
+    // The judge's name only where two statement judges could be told apart by it.
+    let named = judged.len() > 1;
+    for j in &judged {
+        let judge = if named { format!("{}: ", terminal::line(&j.judge, 40)) } else { String::new() };
+        let shown = |kind: &str, check: &StatementCheck| {
+            println!("{pad}{judge}{kind} (P supported {:.2}): {}", check.supported, terminal::line(&check.text, 300));
+            if let Some(conflict) = &check.number_conflict {
+                println!("{pad}    number conflict: {}", terminal::line(conflict, 300));
+            }
+        };
+        for check in j.unsupported() {
+            shown("unsupported", check);
+        }
+        for check in j.missed() {
+            shown("missed", check);
+        }
+    }
 }
