@@ -125,6 +125,8 @@ impl JudgePanel {
         }
         finish_verdicts(&self.judges, &mut verdicts);
         self.tokens_read += reader.tokens_read;
+        // Text that addresses the grader or mimics a turn: scored, but never silently.
+        super::injection::flag_if_suspect(question, answer, &mut verdicts);
         verdicts
     }
 

@@ -9,11 +9,13 @@ pub mod bench;
 pub mod choice;
 pub mod claims;
 mod error;
+pub mod injection;
 pub mod prompt;
 pub mod distribution;
 pub mod reading;
 pub mod served;
 pub mod spec;
+pub mod value_fence;
 
 pub use choice::JudgePanel;
 pub use served::ServedJudgePanel;

@@ -11,11 +11,10 @@ use std::sync::Arc;
 use super::choice::{apply_calibration, finish_verdicts, missing_input};
 use super::distribution::{unscored, verdict_against_baseline, verdict_from_logprobs};
 use super::error::JudgeError;
-use super::prompt::{baseline_variables, item_variables};
+use super::prompt::{baseline_variables, item_variables, marked_for_server};
 use super::spec::{JudgeMode, JudgeSpec};
 use super::{Judging, Verdict};
 use crate::dataset::Question;
-use crate::llm::prompt_text::without_chat_markers;
 use crate::llm::scoring::first_token_outcome_logprobs;
 use crate::llm::{ChatMessage, GenerationParams, ServerModel};
 use crate::record::Answer;
@@ -46,11 +45,10 @@ impl ServedJudgePanel {
         Ok(ServedJudgePanel { server, judges: specs })
     }
 
-    /// The prompt with the item's values, chat markers taken out (the server's tokenizer is
-    /// not ours to ask which text is a value).
+    /// The prompt with the item's values, chat markers taken out and fenced (the server's
+    /// tokenizer is not ours to ask which text is a value).
     fn render(&self, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<String, JudgeError> {
-        let values: BTreeMap<&str, String> = variables.iter().map(|(k, v)| (*k, without_chat_markers(v))).collect();
-        Ok(spec.render(&values)?)
+        Ok(spec.render(&marked_for_server(variables))?)
     }
 
     /// Each outcome's log-probability as the reply's first token (None: no outcome begins any
@@ -127,6 +125,8 @@ impl Judging for ServedJudgePanel {
             verdicts.insert(spec.name.clone(), verdict);
         }
         finish_verdicts(&self.judges, &mut verdicts);
+        // Text that addresses the grader or mimics a turn: scored, but never silently.
+        super::injection::flag_if_suspect(question, answer, &mut verdicts);
         verdicts
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod architecture;
 pub mod bench;
+pub mod chat_markers;
 pub mod chat_template;
 pub mod device;
 pub mod device_check;

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use super::chat_template::ChatMessage;
 use super::error::{LlmError, Result};
 use super::generate::GenerationParams;
-use super::prompt_text::without_marks;
+use super::prompt_text::for_server;
 use super::server_spec::ServerSpec;
 use super::sse;
 
@@ -261,11 +261,12 @@ impl ServerModel {
 }
 
 /// The messages as the API takes them. The untrusted-value marks are for our own tokenizer; a
-/// server gets plain text (and applies its own chat template to it).
+/// server gets plain text (and applies its own chat template to it), its values without
+/// chat-marker text (`prompt_text::for_server`).
 fn messages_json(messages: &[ChatMessage]) -> Vec<serde_json::Value> {
     messages
         .iter()
-        .map(|m| serde_json::json!({"role": m.role, "content": without_marks(&m.content)}))
+        .map(|m| serde_json::json!({"role": m.role, "content": for_server(&m.content)}))
         .collect()
 }
 

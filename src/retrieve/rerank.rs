@@ -158,7 +158,7 @@ fn local_question_likelihoods(
     for chunk in candidates {
         let text = format!(
             "Here is an excerpt from a document.\n\n{}\n\nWrite one question that this excerpt answers.",
-            untrusted(&chunk.text)
+            untrusted(&model.tokenizer.without_control_text(&chunk.text))
         );
         let tokens = model.encode_prompt(&model.chat_prompt(&[ChatMessage::user(text)])?)?;
         let state = model.prefill(&tokens)?;

@@ -9,6 +9,7 @@
 use super::sources::{answer_text, answer_with_sources, SOURCES_CUE};
 use super::{Answer, RetrieveTarget, Target, TargetError};
 use crate::dataset::Question;
+use crate::llm::prompt_text::without_chat_markers;
 use crate::llm::{untrusted, ChatMessage, FinishReason, GenerationParams, LanguageModel, ServerModel};
 use crate::store::{generation_key, CachedGeneration, GenerationCache};
 use std::path::Path;
@@ -100,11 +101,15 @@ impl RagPrompt {
         let chunks: Vec<minijinja::Value> = chunks
             .iter()
             .enumerate()
-            .map(|(i, (id, text))| minijinja::context! { n => i + 1, id => untrusted(id), text => untrusted(text) })
+            .map(|(i, (id, text))| {
+                minijinja::context! { n => i + 1, id => untrusted(id), text => untrusted(&without_chat_markers(text)) }
+            })
             .collect();
-        // The question, the document id and the chunks are values, never chat markers.
-        let question = untrusted(question);
-        let doc = doc.map(untrusted);
+        // The question, the document id and the chunks are values, never chat markers: marked
+        // (never control tokens in process) and without marker text (read as text, or sent to a
+        // server that tokenizes it, a forged turn still steers the generator).
+        let question = untrusted(&without_chat_markers(question));
+        let doc = doc.map(|doc| untrusted(&without_chat_markers(doc)));
         let template = env.get_template("rag").map_err(error)?;
         crate::bounded_template::render(&template, minijinja::context! { question => question, doc => doc, chunks => chunks })
             .map_err(error)
