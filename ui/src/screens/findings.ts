@@ -59,8 +59,10 @@ function list(title: string, statements: ShownStatement[], bad: string, good: st
     h("h4", {}, title),
     h("ol", { class: "statements" }, ...statements.map((s) =>
       h("li", { class: s.unsupported ? "statement unsupported" : "statement", "data-side": s.side },
-        h("span", { class: "tag" }, s.unsupported ? bad : good),
-        h("span", { class: "p num", title: "probability that it is supported" }, fixed(s.supported, 2)),
+        // Verdict over probability in one narrow column: the text keeps the width in a narrow panel.
+        h("span", { class: "meta" },
+          h("span", { class: "tag" }, s.unsupported ? bad : good),
+          h("span", { class: "p num", title: "probability that it is supported" }, fixed(s.supported, 2))),
         h("span", { class: "text" }, s.text),
         s.number_conflict ? h("div", { class: "conflict" }, `number conflict: ${s.number_conflict}`) : null))));
 }

@@ -134,7 +134,10 @@ function showItem(panel: HTMLElement, item: RunItem, judged: JudgedStatements[])
   for (const [judge, verdict] of Object.entries(item.verdicts)) {
     append(panel, h("section", { class: "verdict-block", "data-judge": judge },
       h("h3", {}, `Verdict: ${judge}`),
-      h("p", { class: "verdict-label" }, h("strong", {}, verdict.label ?? "unscored"), ` · score ${fixed(verdict.score)}`),
+      // A score-only judge (statements, claims) has no label: its score is the verdict.
+      verdict.label === null && verdict.score !== null
+        ? h("p", { class: "verdict-label" }, h("strong", {}, `score ${fixed(verdict.score)}`))
+        : h("p", { class: "verdict-label" }, h("strong", {}, verdict.label ?? "unscored"), ` · score ${fixed(verdict.score)}`),
       h("div", { class: "dist" }, ...Object.entries(verdict.distribution).map(([label, p]) =>
         h("div", { class: "bar", "data-outcome": label }, h("span", { class: "text" }, label),
           h("meter", { min: 0, max: 1, value: p }), h("span", { class: "num" }, fixed(p, 2))))),
