@@ -10,6 +10,7 @@ pub mod bleu;
 pub mod citation;
 pub mod lexical;
 pub mod normalize;
+pub mod numbers;
 pub mod ranking;
 pub mod refusal;
 pub mod rouge;
@@ -27,6 +28,7 @@ pub const ALL_METRICS: &[&str] = &[
     "rouge_1",
     "rouge_l",
     "bleu",
+    "number_consistency",
     "citation_precision",
     "citation_recall",
     "refusal_correct",
@@ -45,7 +47,7 @@ pub const METRIC_GROUPS: &[&str] = &["judges", "answer overlap", "citations and 
 /// The group of a metric or judge name (one of `METRIC_GROUPS`).
 pub fn metric_group(name: &str) -> &'static str {
     match name {
-        "exact_match" | "token_f1" | "rouge_1" | "rouge_l" | "bleu" => "answer overlap",
+        "exact_match" | "token_f1" | "rouge_1" | "rouge_l" | "bleu" | "number_consistency" => "answer overlap",
         "citation_precision" | "citation_recall" | "refusal_correct" => "citations and refusals",
         n if RETRIEVAL_METRICS.contains(&n) => "retrieval",
         _ => "judges",
@@ -81,6 +83,9 @@ pub fn describe(name: &str) -> Option<&'static str> {
         "rouge_1" => "ROUGE-1 F-measure: unigram overlap with the reference (rouge-score)",
         "rouge_l" => "ROUGE-L F-measure: longest common word subsequence with the reference",
         "bleu" => "sentence BLEU against the reference (sacrebleu defaults), scaled to 0-1",
+        "number_consistency" => {
+            "share of the answer's checkable numbers that the reference (and golden context) agree with"
+        }
         "citation_precision" => "share of the answer's cited ids that the dataset expects",
         "citation_recall" => "share of the expected citation ids that the answer cites",
         "refusal_correct" => {
@@ -152,7 +157,8 @@ impl Default for MetricSelection {
 ///
 /// - `refusal_correct` always applies.
 /// - Questions that should be declined get nothing else.
-/// - Text metrics need a reference answer; citation metrics need expected citations
+/// - Text metrics need a reference answer (`number_consistency` also needs a number it can
+///   check); citation metrics need expected citations
 ///   (precision also needs the answer to cite something).
 /// - Ranking metrics need retrieved chunks and expected citations; the `context_` variants
 ///   need retrieved chunks and a golden context.
@@ -181,6 +187,10 @@ pub fn score_item(question: &Question, answer: &Answer, k: usize) -> MetricScore
         put("rouge_1", Some(rouge::rouge_1(candidate, reference)));
         put("rouge_l", Some(rouge::rouge_l(candidate, reference)));
         put("bleu", Some(bleu::bleu(candidate, reference)));
+        put(
+            "number_consistency",
+            numbers::number_consistency(candidate, reference, question.context.as_deref()).score(),
+        );
     }
 
     put(
@@ -306,6 +316,7 @@ mod tests {
             [
                 "bleu",
                 "exact_match",
+                "number_consistency",
                 "refusal_correct",
                 "rouge_1",
                 "rouge_l",

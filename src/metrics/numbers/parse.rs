@@ -1,0 +1,1114 @@
+//! Finding the numbers a text states, each with what it measures: its value in a base unit
+//! (scale words and units applied: `$4.2 billion`, `4,200 million` and `$4,200,000,000` are all
+//! 4.2e9 dollars), its kind (an amount of money or a count, a percentage, percentage points, a
+//! measure, a multiple, a year, a date), how precisely it was written (`4.2 billion` is
+//! 4.2e9 ± 0.05e9), its sign or direction (`(1,234)`, `-5%`, `fell 5%`), a hedge (`about`,
+//! `more than`) and the key words around it that say *which* quantity it is.
+//!
+//! Digits that are not quantities are skipped: identifiers (`Q3`, `FY2023`, `COVID-19`,
+//! `10-K`), list numbering (`1.` at a line start), footnote marks (`revenue1`, `[3]`),
+//! references (`page 12`, `Note 7`), ordinals, times, fractions and version numbers.
+
+use super::units::{
+    attached_scale, attached_unit, currency_sign, currency_word, dollar_prefix, month, scale_word,
+    spelled_number, unit_word,
+};
+
+/// What a number measures. Two numbers are compared only when their kinds agree.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    /// A sum of money (`currency` set) or a count; both can carry a scale word.
+    Amount { currency: Option<&'static str> },
+    Percent,
+    /// Percentage points or basis points, in percentage points.
+    Points,
+    /// A measure in one dimension (`time`, `length`, ...), value in the dimension's base unit.
+    Measure(&'static str),
+    /// `2x`, `3 times`.
+    Multiple,
+    Year,
+    /// `value` is `yyyymmdd`, the day 0 when only the month was written.
+    Date { has_day: bool },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Up,
+    Down,
+}
+
+/// How exactly the text commits to the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hedge {
+    Exact,
+    About,
+    AtLeast,
+    AtMost,
+}
+
+/// One number as the text states it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mention {
+    /// Magnitude in the kind's base unit (the sign is in `direction`).
+    pub value: f64,
+    /// Half a unit of the last digit written, in the same unit: the rounding the text allows.
+    pub tolerance: f64,
+    pub kind: Kind,
+    /// Explicitly negative or positive (`-5%`, `(1,234)`, `+3%`), or said to fall or rise.
+    pub direction: Option<Direction>,
+    pub hedge: Hedge,
+    /// A scale word or letter was written (`million`, `bn`, `k`).
+    pub has_scale: bool,
+    /// The low and high ends when the number is one end of a range (`5-10%`).
+    pub range: Option<(f64, f64)>,
+    /// The mention as written (`$4.2 billion`).
+    pub text: String,
+    /// Char positions of the mention in the text.
+    pub start: usize,
+    pub end: usize,
+    /// Content words near the number in its sentence, lowercased and singular.
+    pub keywords: Vec<String>,
+    /// Years named in the same sentence (other than the mention itself).
+    pub years: Vec<i32>,
+    /// The digits' own value and rounding, and what was multiplied in (scale × unit factor):
+    /// a range's bare first end borrows the second end's multiplier.
+    number: f64,
+    number_tolerance: f64,
+    multiplier: f64,
+    /// Nothing but the digits was written (no sign, currency, scale or unit).
+    bare: bool,
+}
+
+/// Every quantity `text` states, in order.
+pub fn find_mentions(text: &str) -> Vec<Mention> {
+    let chars: Vec<char> = text.chars().collect();
+    let (mut mentions, date_spans) = find_dates(&chars);
+    let mut covered = vec![false; chars.len()];
+    for (start, end) in date_spans {
+        covered[start..end].fill(true);
+    }
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if covered[i] {
+            i += 1;
+        } else if c.is_ascii_digit() {
+            let (mention, next) = read_number(&chars, i);
+            mentions.extend(mention);
+            i = next.max(i + 1);
+        } else if c.is_alphabetic() {
+            let end = word_end(&chars, i);
+            if i == 0 || !chars[i - 1].is_alphanumeric() {
+                mentions.extend(read_spelled(&chars, i, end));
+            }
+            i = end.max(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    mentions.sort_by_key(|m| m.start);
+    join_ranges(&chars, &mut mentions);
+    add_context(&chars, &mut mentions);
+    mentions
+}
+
+fn at(chars: &[char], k: usize) -> Option<char> {
+    chars.get(k).copied()
+}
+
+fn before(chars: &[char], k: usize, back: usize) -> Option<char> {
+    k.checked_sub(back).and_then(|i| at(chars, i))
+}
+
+fn is_digit(c: Option<char>) -> bool {
+    c.is_some_and(|c| c.is_ascii_digit())
+}
+
+fn is_alpha(c: Option<char>) -> bool {
+    c.is_some_and(char::is_alphabetic)
+}
+
+fn is_space(c: Option<char>) -> bool {
+    matches!(c, Some(' ' | '\u{a0}' | '\u{202f}' | '\t'))
+}
+
+/// End of a word: letters, with inner hyphens and apostrophes (`twenty-four`, `company's`).
+fn word_end(chars: &[char], start: usize) -> usize {
+    let mut k = start;
+    while k < chars.len() {
+        let c = chars[k];
+        if c.is_alphabetic() || (matches!(c, '-' | '\'' | '’') && k > start && is_alpha(at(chars, k + 1))) {
+            k += 1;
+        } else {
+            break;
+        }
+    }
+    k
+}
+
+/// End of an identifier-like token (`10-K`, `1.2.3`, `COVID-19`, `10:30`) from `start`.
+fn token_end(chars: &[char], start: usize) -> usize {
+    let mut k = start;
+    while k < chars.len() {
+        let c = chars[k];
+        if c.is_alphanumeric() || c == '_' {
+            k += 1;
+        } else if matches!(c, '.' | ',' | '-' | '/' | ':' | '‑') && at(chars, k + 1).is_some_and(char::is_alphanumeric) {
+            k += 1;
+        } else {
+            break;
+        }
+    }
+    k
+}
+
+/// The word that ends right before `k` (skipping spaces and one closing `.`), lowercased.
+fn word_before(chars: &[char], k: usize) -> Option<String> {
+    let mut end = k;
+    while end > 0 && is_space(at(chars, end - 1)) {
+        end -= 1;
+    }
+    if end > 0 && at(chars, end - 1) == Some('.') {
+        end -= 1;
+    }
+    let mut start = end;
+    while start > 0 && is_alpha(at(chars, start - 1)) {
+        start -= 1;
+    }
+    (start < end).then(|| chars[start..end].iter().collect::<String>().to_lowercase())
+}
+
+/// Up to `count` words before `k` in the same clause (stops at digits and sentence ends),
+/// nearest first, lowercased.
+fn words_before(chars: &[char], k: usize, count: usize) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut end = k;
+    while words.len() < count && end > 0 {
+        let c = chars[end - 1];
+        if c.is_alphabetic() {
+            let mut start = end;
+            while start > 0 && (is_alpha(at(chars, start - 1)) || at(chars, start - 1) == Some('-')) {
+                start -= 1;
+            }
+            words.push(chars[start..end].iter().collect::<String>().to_lowercase());
+            end = start;
+        } else if c.is_ascii_digit() || matches!(c, '.' | '!' | '?' | ';' | '\n' | ':') {
+            break;
+        } else {
+            end -= 1;
+        }
+    }
+    words
+}
+
+/// Words that name a numbered thing rather than a quantity: `page 12`, `Note 7`, `Item 1A`.
+const LABEL_WORDS: &[&str] = &[
+    "page", "pages", "p", "pp", "note", "notes", "item", "items", "section", "sections", "chapter",
+    "chapters", "figure", "fig", "table", "tables", "exhibit", "appendix", "part", "article", "rule",
+    "form", "schedule", "step", "steps", "line", "lines", "no", "number", "version", "v", "level",
+    "tier", "phase", "class", "chart", "slide", "paragraph", "clause", "title", "model", "question",
+    "example", "option", "volume", "vol", "issue", "row", "column", "box", "category", "stage",
+    "footnote", "ch", "sec", "art", "subsection", "pillar", "goal", "priority", "division",
+];
+
+/// What follows the digits: scale, unit, percent, currency; and where the mention ends.
+#[derive(Debug, Default)]
+struct Suffix {
+    end: usize,
+    scale: Option<f64>,
+    /// Kind and factor set by a unit, `%`, points or `x`.
+    kind: Option<(Kind, f64)>,
+    currency: Option<&'static str>,
+}
+
+/// Reads scale words, units, percent and currency words written after the number, from `k`.
+/// None when the letters glued to the digits make an identifier (`3D`, `10-K`).
+fn read_suffix(chars: &[char], mut k: usize, currency: Option<&'static str>) -> Option<Suffix> {
+    let mut suffix = Suffix { end: k, currency, ..Suffix::default() };
+    // Glued to the digits: %, ×, letters (`bn`, `k`, `kg`, `x`, `pp`), or `-year`.
+    match at(chars, k) {
+        Some('%' | '％') => {
+            suffix.kind = Some((Kind::Percent, 1.0));
+            suffix.end = k + 1;
+            return Some(suffix);
+        }
+        Some('×') => {
+            suffix.kind = Some((Kind::Multiple, 1.0));
+            suffix.end = k + 1;
+            return Some(suffix);
+        }
+        Some(c) if c.is_alphabetic() => {
+            let mut end = k;
+            while is_alpha(at(chars, end)) {
+                end += 1;
+            }
+            if is_digit(at(chars, end)) || at(chars, end) == Some('_') {
+                return None;
+            }
+            let glued: String = chars[k..end].iter().collect();
+            if matches!(glued.to_lowercase().as_str(), "st" | "nd" | "rd" | "th") {
+                return None;
+            }
+            if glued == "x" || glued == "X" {
+                suffix.kind = Some((Kind::Multiple, 1.0));
+            } else if glued == "pp" || glued == "ppt" || glued == "ppts" {
+                suffix.kind = Some((Kind::Points, 1.0));
+            } else if glued == "bps" || glued == "bp" {
+                suffix.kind = Some((Kind::Points, 0.01));
+            } else if let Some(scale) = attached_scale(&glued, currency.is_some()) {
+                suffix.scale = Some(scale);
+            } else if let Some(unit) = attached_unit(&glued) {
+                suffix.kind = Some((Kind::Measure(unit.dimension), unit.factor));
+            } else {
+                return None;
+            }
+            k = end;
+            suffix.end = end;
+        }
+        Some('-' | '‑') if is_alpha(at(chars, k + 1)) => {
+            let end = word_end(chars, k + 1);
+            let word: String = chars[k + 1..end].iter().collect();
+            let unit = unit_word(&word)?;
+            suffix.kind = Some((Kind::Measure(unit.dimension), unit.factor));
+            suffix.end = end;
+            return Some(suffix);
+        }
+        Some('°') => {
+            let dimension = match at(chars, k + 1) {
+                Some('C') => "celsius",
+                Some('F') => "fahrenheit",
+                _ => "degrees",
+            };
+            suffix.kind = Some((Kind::Measure(dimension), 1.0));
+            suffix.end = k + 1 + usize::from(dimension != "degrees");
+            return Some(suffix);
+        }
+        _ => {}
+    }
+    // Words written apart: scale, then percent / points / times / currency / unit.
+    let next_word = |from: usize| -> Option<(String, usize)> {
+        let mut s = from;
+        if !is_space(at(chars, s)) {
+            return None;
+        }
+        while is_space(at(chars, s)) {
+            s += 1;
+        }
+        let e = word_end(chars, s);
+        (e > s).then(|| (chars[s..e].iter().collect(), e))
+    };
+    if suffix.scale.is_none() {
+        if let Some((word, end)) = next_word(k) {
+            let capital_scale = match word.as_str() {
+                "M" | "MM" if currency.is_some() => Some(1e6),
+                "B" if currency.is_some() => Some(1e9),
+                "K" if currency.is_some() => Some(1e3),
+                _ => None,
+            };
+            if let Some(scale) = scale_word(&word).or(capital_scale) {
+                suffix.scale = Some(scale);
+                k = end;
+                suffix.end = end;
+            }
+        }
+    }
+    if suffix.kind.is_some() {
+        return Some(suffix);
+    }
+    // A percent sign right after a scale-less spaced number (`12 %`).
+    if is_space(at(chars, k)) && at(chars, k + 1) == Some('%') {
+        suffix.kind = Some((Kind::Percent, 1.0));
+        suffix.end = k + 2;
+        return Some(suffix);
+    }
+    let Some((word, end)) = next_word(k) else { return Some(suffix) };
+    let lower = word.to_lowercase();
+    let following = next_word(end).map(|(w, e)| (w.to_lowercase(), e));
+    match lower.as_str() {
+        "percent" | "pct" | "percentage" => {
+            if let Some((_, e)) = following.filter(|(w, _)| w == "point" || w == "points") {
+                suffix.kind = Some((Kind::Points, 1.0));
+                suffix.end = e;
+            } else {
+                suffix.kind = Some((Kind::Percent, 1.0));
+                suffix.end = end;
+            }
+        }
+        "per" if following.as_ref().is_some_and(|(w, _)| w == "cent") => {
+            suffix.kind = Some((Kind::Percent, 1.0));
+            suffix.end = following.map_or(end, |(_, e)| e);
+        }
+        "basis" if following.as_ref().is_some_and(|(w, _)| w == "points" || w == "point") => {
+            suffix.kind = Some((Kind::Points, 0.01));
+            suffix.end = following.map_or(end, |(_, e)| e);
+        }
+        "bps" | "bp" => {
+            suffix.kind = Some((Kind::Points, 0.01));
+            suffix.end = end;
+        }
+        "pp" | "ppt" | "ppts" => {
+            suffix.kind = Some((Kind::Points, 1.0));
+            suffix.end = end;
+        }
+        "times" => {
+            suffix.kind = Some((Kind::Multiple, 1.0));
+            suffix.end = end;
+        }
+        _ => {
+            if let Some(code) = currency_word(&word) {
+                if suffix.currency.is_none() {
+                    suffix.currency = Some(code);
+                    suffix.end = end;
+                }
+            } else if let Some(unit) = unit_word(&word) {
+                suffix.kind = Some((Kind::Measure(unit.dimension), unit.factor));
+                suffix.end = end;
+            }
+        }
+    }
+    Some(suffix)
+}
+
+/// Hedge and direction from the words right before the number.
+fn hedge_and_direction(chars: &[char], start: usize) -> (Hedge, Option<Direction>) {
+    let words = words_before(chars, start, 4);
+    let w = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
+    let mut hedge = Hedge::Exact;
+    let mut skip = 0;
+    match (w(1), w(0)) {
+        ("more" | "greater", "than") | ("at", "least") | ("upwards", "of") => (hedge, skip) = (Hedge::AtLeast, 2),
+        ("less" | "fewer", "than") | ("at", "most") | ("up", "to") | ("no" | "not", "more") => {
+            (hedge, skip) = (Hedge::AtMost, 2)
+        }
+        ("close", "to") => (hedge, skip) = (Hedge::About, 2),
+        (_, "about" | "approximately" | "approx" | "around" | "nearly" | "almost" | "roughly" | "circa" | "some" | "estimated") => {
+            (hedge, skip) = (Hedge::About, 1)
+        }
+        (_, "over" | "above" | "exceeding" | "beyond" | "topping") => (hedge, skip) = (Hedge::AtLeast, 1),
+        (_, "under" | "below") => (hedge, skip) = (Hedge::AtMost, 1),
+        _ => {}
+    }
+    if start > 0 && at(chars, start - 1) == Some('~') {
+        hedge = Hedge::About;
+    }
+    let mut direction = None;
+    for word in words.iter().skip(skip) {
+        match word.as_str() {
+            "by" | "of" | "a" | "an" | "some" | "about" | "approximately" | "nearly" | "roughly" | "almost" => continue,
+            "increased" | "increase" | "increases" | "increasing" | "rose" | "rise" | "rises" | "risen" | "grew" | "grow"
+            | "grows" | "growth" | "up" | "gained" | "gain" | "gains" | "higher" | "climbed" | "jumped" | "expanded" => {
+                direction = Some(Direction::Up)
+            }
+            "decreased" | "decrease" | "decreases" | "decreasing" | "declined" | "decline" | "declines" | "fell"
+            | "fall" | "falls" | "fallen" | "dropped" | "drop" | "drops" | "down" | "lower" | "reduced" | "reduction"
+            | "shrank" | "contracted" | "slipped" => direction = Some(Direction::Down),
+            _ => {}
+        }
+        break;
+    }
+    (hedge, direction)
+}
+
+/// Reads the number whose first digit is at `start`; returns it (None for digits that are not
+/// a quantity) and where to go on reading.
+fn read_number(chars: &[char], start: usize) -> (Option<Mention>, usize) {
+    let skip = |from: usize| (None, token_end(chars, from));
+    let prev = before(chars, start, 1);
+    let prev2 = before(chars, start, 2);
+    // Glued to letters (Q3, FY2023, H1), hyphenated to a word (COVID-19), or after a version
+    // dot, slash or hash: an identifier or a fraction, not a quantity.
+    if prev.is_some_and(|c| c.is_alphabetic() || c == '_' || c == '#')
+        || (matches!(prev, Some('-' | '‑')) && is_alpha(prev2))
+        || (matches!(prev, Some('.' | '/' | ':' | ',')) && prev2.is_some_and(char::is_alphanumeric))
+    {
+        return skip(start);
+    }
+    // The digits: thousands separated by commas, then decimals.
+    let mut j = start;
+    while is_digit(at(chars, j)) {
+        j += 1;
+    }
+    let mut separated = false;
+    if j - start <= 3 {
+        while at(chars, j) == Some(',')
+            && (1..=3).all(|d| is_digit(at(chars, j + d)))
+            && !is_digit(at(chars, j + 4))
+        {
+            separated = true;
+            j += 4;
+        }
+    }
+    let mut decimals = 0;
+    if at(chars, j) == Some('.') && is_digit(at(chars, j + 1)) {
+        j += 1;
+        while is_digit(at(chars, j)) {
+            j += 1;
+            decimals += 1;
+        }
+        // 1.2.3: a version number.
+        if at(chars, j) == Some('.') && is_digit(at(chars, j + 1)) {
+            return skip(start);
+        }
+    }
+    // 10:30, 3/4, 1/2/2023, 3:1: times, fractions, slash dates and ratios.
+    if matches!(at(chars, j), Some(':' | '/')) && is_digit(at(chars, j + 1)) {
+        return skip(start);
+    }
+    let digits: String = chars[start..j].iter().filter(|c| **c != ',').collect();
+    let Ok(number) = digits.parse::<f64>() else { return skip(start) };
+    if !number.is_finite() {
+        return skip(start);
+    }
+    let integer_digits = digits.split('.').next().unwrap_or("");
+    let number_tolerance = if decimals > 0 {
+        0.5 * 10f64.powi(-decimals)
+    } else {
+        // 4,200 may be 4,213 rounded: trailing zeros of a long integer are not significant.
+        let zeros = integer_digits.chars().rev().take_while(|c| *c == '0').count();
+        if integer_digits.len() >= 4 && zeros > 0 && zeros < integer_digits.len() {
+            0.5 * 10f64.powi(zeros as i32)
+        } else {
+            0.5
+        }
+    };
+
+    // Before the digits: sign, currency, an opening parenthesis.
+    let mut q = start;
+    let mut currency = None;
+    let mut sign = None;
+    let mut paren = false;
+    for _ in 0..3 {
+        match before(chars, q, 1) {
+            Some('(') if !paren => {
+                paren = true;
+                q -= 1;
+            }
+            Some(c) if currency.is_none() && currency_sign(c).is_some() => {
+                currency = currency_sign(c);
+                q -= 1;
+                let mut letters = q;
+                while is_alpha(before(chars, letters, 1)) {
+                    letters -= 1;
+                }
+                let code: String = chars[letters..q].iter().collect();
+                if c == '$' && !code.is_empty() && !before(chars, letters, 1).is_some_and(char::is_alphanumeric) {
+                    if let Some(dollar) = dollar_prefix(&code) {
+                        currency = Some(dollar);
+                        q = letters;
+                    }
+                }
+            }
+            Some('-' | '−') if sign.is_none() && !before(chars, q, 2).is_some_and(char::is_alphanumeric) => {
+                // `5 - 10`: a range, not a minus.
+                let mut back = q - 1;
+                while is_space(before(chars, back, 1)) {
+                    back -= 1;
+                }
+                if back < q - 1 && before(chars, back, 1).is_some_and(|c| c.is_ascii_digit() || c == '%') {
+                    break;
+                }
+                sign = Some(Direction::Down);
+                q -= 1;
+            }
+            Some('+') if sign.is_none() => {
+                sign = Some(Direction::Up);
+                q -= 1;
+            }
+            _ => break,
+        }
+    }
+    // A range's second end after a hyphen (`5-10`) carries no sign of its own.
+    if currency.is_none() {
+        if let Some(code) = word_before(chars, q).and_then(|w| {
+            let upper = w.to_uppercase();
+            matches!(upper.as_str(), "USD" | "EUR" | "GBP" | "CHF" | "JPY" | "CAD" | "AUD").then(|| currency_word(&upper))
+        }) {
+            currency = code;
+        }
+    }
+    // `page 12`, `Note 7`, `Item 1`: a label.
+    if currency.is_none() {
+        if let Some(word) = word_before(chars, q) {
+            if LABEL_WORDS.contains(&word.as_str()) {
+                return skip(start);
+            }
+        }
+    }
+    // [3]: a footnote or citation mark.
+    if prev == Some('[') && at(chars, j) == Some(']') {
+        return skip(start);
+    }
+
+    let Some(suffix) = read_suffix(chars, j, currency) else { return skip(start) };
+    let mut end = suffix.end;
+    let currency = suffix.currency;
+
+    // `1.` or `2)` at the start of a line: list numbering.
+    let plain_integer = decimals == 0 && !separated && currency.is_none() && suffix.kind.is_none() && suffix.scale.is_none();
+    if plain_integer && matches!(at(chars, j), Some('.' | ')')) && (at(chars, j + 1).is_none_or(|c| c.is_whitespace())) {
+        let mut line = q;
+        while line > 0 && matches!(chars[line - 1], ' ' | '\t' | '-' | '*' | '•' | '>' | '#' | '(') {
+            line -= 1;
+        }
+        if line == 0 || chars[line - 1] == '\n' {
+            return (None, j + 1);
+        }
+    }
+    // `(1,234)` is negative in accounts; `(3)` is an enumeration.
+    if paren && at(chars, end) == Some(')') {
+        if currency.is_some() || separated || decimals > 0 {
+            sign = Some(Direction::Down);
+            end += 1;
+        } else if plain_integer && number < 100.0 {
+            return (None, end + 1);
+        }
+    }
+
+    let scale = suffix.scale.unwrap_or(1.0);
+    let (kind, factor) = match suffix.kind {
+        Some(kind_and_factor) => kind_and_factor,
+        None if currency.is_none() && suffix.scale.is_none() && decimals == 0 && !separated && integer_digits.len() == 4
+            && (1800.0..=2100.0).contains(&number) =>
+        {
+            (Kind::Year, 1.0)
+        }
+        None => (Kind::Amount { currency }, 1.0),
+    };
+    let kind = match kind {
+        Kind::Measure(_) | Kind::Percent | Kind::Points | Kind::Multiple if currency.is_some() => Kind::Amount { currency },
+        other => other,
+    };
+    let (hedge, said) = hedge_and_direction(chars, q);
+    let multiplier = scale * factor;
+    let bare = sign.is_none() && currency.is_none() && suffix.scale.is_none() && suffix.kind.is_none();
+    let mention = Mention {
+        value: number * multiplier,
+        tolerance: number_tolerance * multiplier,
+        kind,
+        direction: sign.or(said),
+        hedge,
+        has_scale: suffix.scale.is_some(),
+        range: None,
+        text: chars[q..end].iter().collect::<String>().trim().to_string(),
+        start: q,
+        end,
+        keywords: Vec::new(),
+        years: Vec::new(),
+        number,
+        number_tolerance,
+        multiplier,
+        bare,
+    };
+    (Some(mention), end)
+}
+
+/// A spelled-out small number counts only with a unit, percent or scale after it (`five
+/// seconds`, `three percent`, `two million`): `one of the` is not a quantity.
+fn read_spelled(chars: &[char], start: usize, end: usize) -> Option<Mention> {
+    let word: String = chars[start..end].iter().collect();
+    let number = spelled_number(&word)?;
+    let suffix = read_suffix(chars, end, None)?;
+    let (kind, factor) = match (suffix.kind, suffix.scale, suffix.currency) {
+        (Some(kind_and_factor), _, None) => kind_and_factor,
+        (None, Some(_), currency) | (None, None, currency @ Some(_)) => (Kind::Amount { currency }, 1.0),
+        _ => return None,
+    };
+    let multiplier = suffix.scale.unwrap_or(1.0) * factor;
+    let (hedge, direction) = hedge_and_direction(chars, start);
+    Some(Mention {
+        value: number * multiplier,
+        tolerance: 0.5 * multiplier,
+        kind,
+        direction,
+        hedge,
+        has_scale: suffix.scale.is_some(),
+        range: None,
+        text: chars[start..suffix.end].iter().collect(),
+        start,
+        end: suffix.end,
+        keywords: Vec::new(),
+        years: Vec::new(),
+        number,
+        number_tolerance: 0.5,
+        multiplier,
+        bare: false,
+    })
+}
+
+/// Dates: `March 3, 2023`, `3 March 2023`, `March 2023`, `2023-03-03`. Returns the dates and
+/// every span read as a date (a `March 3` without a year is a span but no mention).
+fn find_dates(chars: &[char]) -> (Vec<Mention>, Vec<(usize, usize)>) {
+    let mut dates = Vec::new();
+    let mut spans = Vec::new();
+    let digits_at = |k: usize| -> (usize, Option<u32>) {
+        let mut e = k;
+        while is_digit(at(chars, e)) && e - k < 5 {
+            e += 1;
+        }
+        let value = chars[k..e].iter().collect::<String>().parse().ok();
+        (e, value)
+    };
+    let skip_spaces = |mut k: usize| {
+        while is_space(at(chars, k)) {
+            k += 1;
+        }
+        k
+    };
+    let mut push = |start: usize, end: usize, y: u32, m: u32, d: Option<u32>| {
+        let text: String = chars[start..end].iter().collect();
+        let value = f64::from(y * 10_000 + m * 100 + d.unwrap_or(0));
+        dates.push(Mention {
+            value,
+            tolerance: 0.0,
+            kind: Kind::Date { has_day: d.is_some() },
+            direction: None,
+            hedge: Hedge::Exact,
+            has_scale: false,
+            range: None,
+            text,
+            start,
+            end,
+            keywords: Vec::new(),
+            years: Vec::new(),
+            number: value,
+            number_tolerance: 0.0,
+            multiplier: 1.0,
+            bare: false,
+        });
+    };
+    let year_ok = |y: u32| (1800..=2100).contains(&y);
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let boundary = i == 0 || !chars[i - 1].is_alphanumeric();
+        // ISO 2023-03-03.
+        if c.is_ascii_digit() && boundary {
+            let (e, y) = digits_at(i);
+            if e - i == 4 && at(chars, e) == Some('-') {
+                let (e2, m) = digits_at(e + 1);
+                if e2 - e == 3 && at(chars, e2) == Some('-') {
+                    let (e3, d) = digits_at(e2 + 1);
+                    if let (3, Some(y), Some(m), Some(d)) = (e3 - e2, y, m, d) {
+                        if year_ok(y) && (1..=12).contains(&m) && (1..=31).contains(&d) && !is_digit(at(chars, e3)) {
+                            push(i, e3, y, m, Some(d));
+                            spans.push((i, e3));
+                            i = e3;
+                            continue;
+                        }
+                    }
+                }
+            }
+            i = e.max(i + 1);
+            continue;
+        }
+        if !(c.is_alphabetic() && boundary) {
+            i += 1;
+            continue;
+        }
+        let e = word_end(chars, i);
+        let word: String = chars[i..e].iter().collect();
+        // A capital letter: `may` is a verb, `May` a month.
+        let Some(m) = month(&word).filter(|_| c.is_uppercase()) else {
+            i = e;
+            continue;
+        };
+        let mut after = e;
+        if at(chars, after) == Some('.') {
+            after += 1;
+        }
+        // `3 March 2023` (the day before the month).
+        let mut day_before = None;
+        let mut start = i;
+        let mut b = i;
+        while is_space(before(chars, b, 1)) {
+            b -= 1;
+        }
+        if b < i {
+            let mut ds = b;
+            while is_digit(before(chars, ds, 1)) {
+                ds -= 1;
+            }
+            if ds < b && b - ds <= 2 && !before(chars, ds, 1).is_some_and(char::is_alphanumeric) {
+                let d: u32 = chars[ds..b].iter().collect::<String>().parse().unwrap_or(0);
+                if (1..=31).contains(&d) {
+                    day_before = Some(d);
+                    start = ds;
+                }
+            }
+        }
+        let k = skip_spaces(after);
+        let (k_end, first) = digits_at(k);
+        let mut done = false;
+        if k_end > k && k > after {
+            let first_len = k_end - k;
+            match first {
+                Some(y) if first_len == 4 && year_ok(y) && !is_digit(at(chars, k_end)) => {
+                    push(start, k_end, y, m, day_before);
+                    spans.push((start, k_end));
+                    i = k_end;
+                    done = true;
+                }
+                Some(d) if first_len <= 2 && (1..=31).contains(&d) && day_before.is_none() => {
+                    // `March 3, 2023` / `March 3rd 2023` / `March 3` (no year: covered only).
+                    let mut k2 = k_end;
+                    if chars.get(k2..k2 + 2).is_some_and(|s| {
+                        let s: String = s.iter().collect::<String>().to_lowercase();
+                        matches!(s.as_str(), "st" | "nd" | "rd" | "th")
+                    }) {
+                        k2 += 2;
+                    }
+                    let day_end = k2;
+                    if at(chars, k2) == Some(',') {
+                        k2 += 1;
+                    }
+                    let k3 = skip_spaces(k2);
+                    let (k3_end, year) = digits_at(k3);
+                    match year {
+                        Some(y) if k3_end - k3 == 4 && year_ok(y) && !is_digit(at(chars, k3_end)) => {
+                            push(start, k3_end, y, m, Some(d));
+                            spans.push((start, k3_end));
+                            i = k3_end;
+                        }
+                        _ => {
+                            spans.push((start, day_end));
+                            i = day_end;
+                        }
+                    }
+                    done = true;
+                }
+                _ => {}
+            }
+        }
+        if !done {
+            i = e;
+        }
+    }
+    (dates, spans)
+}
+
+/// `5-10%`, `$3 to $4 billion`, `between 2 and 4 hours`: the bare first end takes the second
+/// end's unit and scale, and both ends know the range.
+fn join_ranges(chars: &[char], mentions: &mut Vec<Mention>) {
+    let mut drop = vec![false; mentions.len()];
+    for i in 1..mentions.len() {
+        let (left, right) = mentions.split_at_mut(i);
+        let a = &mut left[i - 1];
+        let b = &mut right[0];
+        if a.end > b.start {
+            continue;
+        }
+        let between: String = chars[a.end..b.start].iter().collect::<String>().trim().to_lowercase();
+        let joined = matches!(between.as_str(), "-" | "–" | "—" | "to" | "through")
+            || (between == "and" && words_before(chars, a.start, 1).first().is_some_and(|w| w == "between"));
+        if !joined {
+            continue;
+        }
+        // 2020-22: the second end of a span of years.
+        if a.kind == Kind::Year && b.bare && b.text.len() == 2 {
+            drop[i] = true;
+            continue;
+        }
+        let same_amount_scale = matches!((a.kind, b.kind), (Kind::Amount { .. }, Kind::Amount { .. })) && !a.has_scale && b.has_scale;
+        if (a.bare && !b.bare) || same_amount_scale {
+            a.kind = match (a.kind, b.kind) {
+                (Kind::Amount { currency: Some(c) }, Kind::Amount { .. }) => Kind::Amount { currency: Some(c) },
+                (_, kind) => kind,
+            };
+            a.multiplier = b.multiplier;
+            a.value = a.number * a.multiplier;
+            a.tolerance = a.number_tolerance * a.multiplier;
+            a.has_scale = b.has_scale;
+            a.bare = false;
+        }
+        if a.kind == b.kind || matches!((a.kind, b.kind), (Kind::Amount { .. }, Kind::Amount { .. })) {
+            let range = (a.value.min(b.value), a.value.max(b.value));
+            a.range = Some(range);
+            b.range = Some(range);
+        }
+    }
+    let mut index = 0;
+    mentions.retain(|_| {
+        index += 1;
+        !drop[index - 1]
+    });
+}
+
+/// Words too common to say which quantity a number is.
+const STOPWORDS: &[&str] = &[
+    "the", "and", "for", "with", "that", "this", "these", "those", "was", "were", "are", "is", "be", "been",
+    "being", "has", "had", "have", "its", "it", "their", "they", "them", "from", "into", "than", "then",
+    "which", "who", "whom", "whose", "also", "about", "approximately", "around", "nearly", "roughly", "some",
+    "over", "under", "more", "less", "fewer", "most", "least", "not", "but", "our", "your", "his", "her",
+    "there", "here", "what", "when", "where", "while", "will", "would", "could", "should", "can", "may",
+    "might", "must", "shall", "all", "any", "each", "both", "such", "only", "other", "per", "cent",
+    "percent", "percentage", "point", "points", "basis", "times", "million", "billion", "trillion",
+    "thousand", "dollar", "dollars", "euro", "euros", "total", "totaled", "totalled", "amount", "amounted",
+    "approx", "estimated", "reached", "reaching", "compared", "versus", "respectively", "according",
+    "reported", "report", "reports", "stated", "states", "says", "said", "shows", "show", "noted",
+    "increased", "increase", "increases", "decreased", "decrease", "decreases", "rose", "fell", "grew",
+    "declined", "decline", "declines", "growth", "higher", "lower", "up", "down", "gained", "dropped",
+    "year", "years", "month", "months", "day", "days", "fiscal", "quarter", "ended", "ending", "end",
+    "during", "since", "until", "before", "after", "between", "within", "through", "across", "at", "by",
+    "of", "in", "on", "to", "as", "an", "a", "or", "nor", "so", "if", "out", "one", "two", "three",
+    "does", "did", "do", "very", "much", "many", "same", "new", "including", "included", "includes",
+    "approximately", "roughly", "almost", "just", "well", "further", "still", "yet", "again",
+];
+
+fn keyword(word: &str) -> Option<String> {
+    let lower = word.to_lowercase().replace('’', "'");
+    let lower = lower.strip_suffix("'s").unwrap_or(&lower).trim_matches('\'').to_string();
+    if lower.chars().count() < 3 || STOPWORDS.contains(&lower.as_str()) || month(&lower).is_some() {
+        return None;
+    }
+    if scale_word(&lower).is_some() || unit_word(&lower).is_some() || spelled_number(&lower).is_some() {
+        return None;
+    }
+    let singular = if let Some(stem) = lower.strip_suffix("ies").filter(|s| s.len() >= 2) {
+        format!("{stem}y")
+    } else if lower.ends_with('s') && !lower.ends_with("ss") && lower.len() > 3 {
+        lower[..lower.len() - 1].to_string()
+    } else {
+        lower
+    };
+    Some(singular)
+}
+
+/// Sentence number of each char: sentences end at `.`, `!`, `?`, `;` before a space, and at
+/// line breaks (list items and table rows are their own sentences).
+fn sentences(chars: &[char]) -> Vec<usize> {
+    let mut ids = Vec::with_capacity(chars.len());
+    let mut id = 0;
+    for (k, &c) in chars.iter().enumerate() {
+        ids.push(id);
+        let next_space = at(chars, k + 1).is_none_or(char::is_whitespace);
+        if c == '\n' || (matches!(c, '.' | '!' | '?' | ';') && next_space) {
+            id += 1;
+        }
+    }
+    ids
+}
+
+/// Fills in each mention's key words (up to 6 content words before it and 3 after, in its
+/// sentence, outside every mention) and the years named in its sentence.
+fn add_context(chars: &[char], mentions: &mut [Mention]) {
+    let sentence_of = sentences(chars);
+    let mut inside = vec![false; chars.len()];
+    for m in mentions.iter() {
+        inside[m.start..m.end.min(chars.len())].fill(true);
+    }
+    // Words: (start, end, keyword).
+    let mut words = Vec::new();
+    let mut k = 0;
+    while k < chars.len() {
+        if chars[k].is_alphabetic() && (k == 0 || !chars[k - 1].is_alphanumeric()) {
+            let e = word_end(chars, k);
+            if !inside[k] {
+                let text: String = chars[k..e].iter().collect();
+                if let Some(word) = keyword(&text) {
+                    words.push((k, e, word));
+                }
+            }
+            k = e.max(k + 1);
+        } else {
+            k += 1;
+        }
+    }
+    // Years anywhere in a sentence, identifiers included (`FY2023` names 2023).
+    let mut years: Vec<(usize, i32, usize, usize)> = Vec::new();
+    let mut k = 0;
+    while k < chars.len() {
+        if chars[k].is_ascii_digit() {
+            let mut e = k;
+            while is_digit(at(chars, e)) {
+                e += 1;
+            }
+            let glued_number = before(chars, k, 1) == Some(',') && is_digit(before(chars, k, 2))
+                || at(chars, e) == Some(',') && is_digit(at(chars, e + 1))
+                || at(chars, e) == Some('.') && is_digit(at(chars, e + 1));
+            // `down 120 basis points from 2022`: a year compared with does not date the figure.
+            let compared_with = word_before(chars, k)
+                .is_some_and(|w| matches!(w.as_str(), "from" | "since" | "than" | "versus" | "vs" | "over" | "prior"));
+            if e - k == 4 && !glued_number && !compared_with {
+                let y: i32 = chars[k..e].iter().collect::<String>().parse().unwrap_or(0);
+                if (1900..=2100).contains(&y) {
+                    years.push((sentence_of[k], y, k, e));
+                }
+            }
+            k = e;
+        } else {
+            k += 1;
+        }
+    }
+    let spans: Vec<(usize, usize)> = mentions.iter().map(|m| (m.start, m.end)).collect();
+    for (index, m) in mentions.iter_mut().enumerate() {
+        let Some(&sentence) = sentence_of.get(m.start) else { continue };
+        let in_sentence = |w: &&(usize, usize, String)| sentence_of[w.0] == sentence;
+        // Words stop at the neighbouring numbers, which own the words beside them (`gross
+        // margin was 42% and the tax rate was 21%`), except where none are left: in
+        // `revenues rose 12% to $4.2 billion` the amount shares the percentage's subject.
+        let mut left_end = m.start;
+        let mut left: Vec<&(usize, usize, String)> = Vec::new();
+        for &(s, e) in spans[..index].iter().rev() {
+            if e > left_end {
+                continue;
+            }
+            left = words.iter().filter(in_sentence).filter(|w| w.0 >= e && w.1 <= left_end).collect();
+            if !left.is_empty() {
+                break;
+            }
+            left_end = s;
+        }
+        if left.is_empty() {
+            left = words.iter().filter(in_sentence).filter(|w| w.1 <= left_end).collect();
+        }
+        let right_end = spans[index + 1..].iter().map(|&(s, _)| s).find(|&s| s >= m.end).unwrap_or(usize::MAX);
+        let right = words.iter().filter(in_sentence).filter(|w| w.0 >= m.end && w.1 <= right_end).take(3);
+        let mut keywords: Vec<String> = left.iter().rev().take(6).copied().chain(right).map(|w| w.2.clone()).collect();
+        keywords.sort();
+        keywords.dedup();
+        m.keywords = keywords;
+        let mut named: Vec<i32> = years
+            .iter()
+            .filter(|(s, _, ys, ye)| *s == sentence && (*ye <= m.start || *ys >= m.end))
+            .map(|(_, y, _, _)| *y)
+            .collect();
+        named.sort_unstable();
+        named.dedup();
+        m.years = named;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> Mention {
+        let found = find_mentions(text);
+        assert_eq!(found.len(), 1, "{text}: {found:#?}");
+        found.into_iter().next().unwrap_or_else(|| unreachable!())
+    }
+
+    fn values(text: &str) -> Vec<(String, f64)> {
+        find_mentions(text).into_iter().map(|m| (m.text, m.value)).collect()
+    }
+
+    #[test]
+    fn scales_and_currencies_give_one_value() {
+        for text in ["$4.2 billion", "4,200 million", "$4,200,000,000", "US$4.2bn", "$4.2B", "USD 4.2 billion"] {
+            let m = one(text);
+            assert!((m.value - 4.2e9).abs() < 1.0, "{text}: {}", m.value);
+            assert!(matches!(m.kind, Kind::Amount { .. }), "{text}");
+        }
+        assert_eq!(one("$4.2 billion").kind, Kind::Amount { currency: Some("USD") });
+        assert_eq!(one("€12m").value, 12e6);
+        assert_eq!(one("12k employees").value, 12e3);
+        assert!((one("$4.2 billion").tolerance - 0.05e9).abs() < 1.0);
+        assert!((one("4,200 million").tolerance - 50e6).abs() < 1.0, "trailing zeros are rounding");
+    }
+
+    #[test]
+    fn percentages_points_multiples_and_measures() {
+        assert_eq!(one("12%").kind, Kind::Percent);
+        assert_eq!(one("12 percent").kind, Kind::Percent);
+        assert_eq!(one("12 per cent").kind, Kind::Percent);
+        let points = one("150 basis points");
+        assert_eq!((points.kind, points.value), (Kind::Points, 1.5));
+        assert_eq!(one("2.5 percentage points").kind, Kind::Points);
+        assert_eq!(one("3x").kind, Kind::Multiple);
+        let minutes = one("90 minutes");
+        assert_eq!((minutes.kind, minutes.value), (Kind::Measure("time"), 5_400.0));
+        assert_eq!(one("a 3-year plan").value, 3.0 * 365.25 * 86_400.0);
+        assert_eq!(one("five seconds").value, 5.0);
+        assert_eq!(one("20°C").kind, Kind::Measure("celsius"));
+    }
+
+    #[test]
+    fn signs_directions_and_hedges() {
+        assert_eq!(one("(1,234)").direction, Some(Direction::Down));
+        assert_eq!(one("($5.1 million)").direction, Some(Direction::Down));
+        assert_eq!(one("-5%").direction, Some(Direction::Down));
+        assert_eq!(one("sales decreased by 5%").direction, Some(Direction::Down));
+        assert_eq!(one("sales rose 5%").direction, Some(Direction::Up));
+        assert_eq!(one("rose to $5 billion").direction, None, "`to` names a level");
+        assert_eq!(one("more than 2,000 stores").hedge, Hedge::AtLeast);
+        assert_eq!(one("up to 30 days").hedge, Hedge::AtMost);
+        assert_eq!(one("approximately 4,000 people").hedge, Hedge::About);
+    }
+
+    #[test]
+    fn dates_are_one_value_however_written() {
+        let dates: Vec<f64> = ["March 3, 2023", "3 March 2023", "2023-03-03", "Mar. 3rd 2023"]
+            .iter()
+            .map(|t| one(t).value)
+            .collect();
+        assert!(dates.iter().all(|d| *d == 20_230_303.0), "{dates:?}");
+        assert_eq!(one("in March 2023").kind, Kind::Date { has_day: false });
+        assert_eq!(one("in 2023").kind, Kind::Year);
+        assert!(find_mentions("on March 3 we met").is_empty());
+        assert_eq!(one("you may 3x it").kind, Kind::Multiple, "`may` is not a month");
+    }
+
+    #[test]
+    fn digits_that_are_not_quantities_are_skipped() {
+        for text in [
+            "Q3", "FY2023", "COVID-19", "Form 10-K", "see page 12", "Note 7", "Item 1A", "H1", "the 3rd",
+            "version 1.2.3", "at 10:30", "3/4 of", "revenue[2]", "[3]", "3D", "Section 404",
+        ] {
+            assert!(find_mentions(text).is_empty(), "{text}: {:?}", values(text));
+        }
+        assert_eq!(values("1. Revenue was $5 billion.\n2. Margin 12%"), [
+            ("$5 billion".to_string(), 5e9),
+            ("12%".to_string(), 12.0)
+        ]);
+        assert_eq!(values("revenue1 of $5 billion").len(), 1, "footnote mark glued to a word");
+    }
+
+    #[test]
+    fn ranges_share_their_unit() {
+        let found = find_mentions("5-10%");
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].kind, Kind::Percent);
+        assert_eq!(found[0].range, Some((5.0, 10.0)));
+        let found = find_mentions("$3 to $4 billion");
+        assert_eq!(found[0].value, 3e9);
+        let found = find_mentions("between 2 and 4 hours");
+        assert_eq!(found[0].value, 7_200.0);
+        let years = find_mentions("in 2020-22 the plan");
+        assert_eq!(years.len(), 1);
+    }
+
+    #[test]
+    fn key_words_and_years_say_which_quantity() {
+        let found = find_mentions("In fiscal 2022, net revenues increased 12% to $31.8 billion.");
+        let pct = found.iter().find(|m| m.kind == Kind::Percent).unwrap_or_else(|| unreachable!());
+        assert!(pct.keywords.contains(&"revenue".to_string()), "{:?}", pct.keywords);
+        assert_eq!(pct.years, [2022]);
+        let labelled = find_mentions("FY2023 operating margin was 15%");
+        assert_eq!(labelled.len(), 1);
+        assert_eq!(labelled[0].years, [2023]);
+        assert!(labelled[0].keywords.contains(&"margin".to_string()));
+    }
+
+    #[test]
+    fn any_text_is_read_without_panicking() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let alphabet: Vec<char> = "0123456789 ,.-−–()$€£%×°kKmMbB\n:/[]#年éA-Za-z\u{a0}\u{202f}~+'’".chars().collect();
+        for _ in 0..3_000 {
+            let len = (seed % 40) as usize;
+            let text: String = (0..len)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    alphabet[(seed % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            for m in find_mentions(&text) {
+                assert!(m.value.is_finite() && m.start <= m.end, "{text:?}");
+            }
+        }
+        for text in ["", "$", "(", "-", "1,", "1.", "March", "March 99, 2023", "2023-13-45", "9".repeat(400).as_str()] {
+            let _ = find_mentions(text);
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! The numeric check on sentences written like annual-report answers: what it must catch, and
+//! the look-alikes a naive digit comparison would wrongly call conflicts.
+
+use super::*;
+
+const REFERENCE: &str = "In fiscal 2023, net revenues increased 8% to $4.2 billion, driven by the \
+    Americas segment. Operating margin was 15.3%, down 120 basis points from 2022. Diluted \
+    earnings per share were $2.47, compared with $2.10 in 2022. The company employed \
+    approximately 12,400 people at December 31, 2023, and returned $850 million to shareholders.";
+
+fn conflicts(answer: &str, reference: &str) -> Vec<String> {
+    check_numbers(answer, &[reference]).conflicts.into_iter().map(|c| c.description).collect()
+}
+
+#[test]
+fn a_changed_figure_is_a_conflict() {
+    let found = number_conflict("Operating margin was 12.1% in fiscal 2023.", REFERENCE);
+    let found = found.unwrap_or_default();
+    assert!(found.starts_with("says 12.1%, reference says 15.3%"), "{found}");
+    assert!(found.contains("margin"), "{found}");
+
+    let eps = number_conflict("Diluted earnings per share were $2.74.", REFERENCE).unwrap_or_default();
+    assert!(eps.contains("$2.74") && eps.contains("$2.47"), "{eps}");
+
+    let revenue = number_conflict("Net revenues rose to $3.8 billion in fiscal 2023.", REFERENCE);
+    assert!(revenue.is_some_and(|r| r.contains("$4.2 billion")));
+
+    let people = number_conflict("At year end the company employed about 9,000 people.", REFERENCE);
+    assert!(people.is_some(), "9,000 is not about 12,400");
+
+    let date = number_conflict("Headcount was counted at December 31, 2022 when the company employed people.", REFERENCE);
+    assert_eq!(date, None, "a date needs three key words in common");
+}
+
+#[test]
+fn the_same_figure_written_another_way_is_support() {
+    for answer in [
+        "Net revenues were 4,200 million dollars in fiscal 2023.",
+        "Net revenues reached $4,213 million in fiscal 2023.",
+        "Net revenues were $4,200,000,000 in 2023.",
+        "Net revenues were about $4 billion.",
+        "Net revenues grew 8 percent.",
+        "Operating margin was 15%, 1.2 percentage points lower than in 2022.",
+        "The company had more than 12,000 employees and people on staff.",
+        "Shareholders received $0.85 billion.",
+    ] {
+        let check = check_numbers(answer, &[REFERENCE]);
+        assert!(check.conflicts.is_empty(), "{answer}: {:?}", check.conflicts);
+        assert!(check.supported >= 1, "{answer}: {check:?}");
+        assert_eq!(check.score(), Some(1.0));
+    }
+    // Rounded: 4.2 billion is 4,213 million at the precision written, and the other way round.
+    assert!(conflicts("Revenue was $4.2 billion.", "Revenue was $4,213 million.").is_empty());
+    assert!(conflicts("Revenue was $4,213 million.", "Revenue was $4.2 billion.").is_empty());
+}
+
+#[test]
+fn computed_differences_and_changes_are_support() {
+    let reference = "Revenue was $3.9 billion in 2022 and $4.2 billion in 2023.";
+    let check = check_numbers("Revenue rose by $300 million, or 7.7%, to $4.2 billion.", &[reference]);
+    assert!(check.conflicts.is_empty(), "{:?}", check.conflicts);
+    assert_eq!(check.supported, 3);
+}
+
+#[test]
+fn signs_and_directions() {
+    let reference = "Free cash flow was $(1,234) million. Same-store sales decreased 5% in the quarter.";
+    assert!(conflicts("Same-store sales fell by 5%.", reference).is_empty());
+    assert!(conflicts("Same-store sales were -5% in the quarter.", reference).is_empty());
+    let up = conflicts("Same-store sales increased 5% in the quarter.", reference);
+    assert_eq!(up.len(), 1, "{up:?}");
+    assert!(up[0].contains("(a rise)") && up[0].contains("(a fall)"), "{up:?}");
+    assert!(conflicts("Free cash flow was negative $1,234 million.", reference).is_empty());
+}
+
+#[test]
+fn different_quantities_in_one_sentence_are_not_conflicts() {
+    // Two percentages of different things; the answer's second one is not in the reference.
+    let reference = "Gross margin was 42% and the effective tax rate was 21%.";
+    assert!(conflicts("Gross margin was 42%, while marketing spend rose 9%.", reference).is_empty());
+    // Years beside amounts: 2023 is not an amount and $2,023 is not a year.
+    assert!(conflicts("In 2023 the dividend was $1.10 per share.", "The dividend was $1.10 per share in 2023, paid since 1998.").is_empty());
+    // The same key words in another year.
+    assert!(conflicts("Revenue was $3.9 billion in 2022.", "Revenue was $4.2 billion in 2023.").is_empty());
+    // Per-share figures against totals.
+    assert!(conflicts("Net income was $2.1 billion.", "Diluted earnings per share were $2.47.").is_empty());
+}
+
+#[test]
+fn digits_that_are_not_quantities_never_conflict() {
+    let reference = "Revenue in Q3 was $1.1 billion, up 4%. Operating margin was 18%.";
+    for answer in [
+        "1. Revenue in Q3 was $1.1 billion.\n2. Operating margin was 18%.",
+        "As stated on page 45, Q4 revenue was $1.1 billion.",
+        "FY2024 revenue guidance assumes COVID-19 effects fade; revenue was $1.1 billion.",
+        "Revenue was $1.1 billion[2] (see Note 7 and Item 1A).",
+        "Revenue1 was $1.1 billion in the third quarter.",
+        "The 10-K for 2023 reports operating margin of 18%.",
+    ] {
+        let check = check_numbers(answer, &[reference]);
+        assert!(check.conflicts.is_empty(), "{answer}: {:?}", check.conflicts);
+    }
+}
+
+#[test]
+fn units_must_match_before_values_are_compared() {
+    let reference = "The warranty lasts 2 years; the battery charges in 90 minutes.";
+    assert!(conflicts("The battery charges in 1.5 hours.", reference).is_empty());
+    let wrong = conflicts("The battery charges in 3 hours.", reference);
+    assert_eq!(wrong.len(), 1, "{wrong:?}");
+    // 2 years of warranty is not 2 hours of charging.
+    assert!(conflicts("The warranty lasts 24 months.", reference).is_empty());
+    // Euros are not dollars.
+    assert!(conflicts("Sales were €5 billion.", "Sales were $6 billion.").is_empty());
+}
+
+#[test]
+fn no_checkable_number_gives_no_score() {
+    let check = number_consistency("The company focuses on customers.", REFERENCE, None);
+    assert_eq!(check.score(), None);
+    let check = number_consistency("Headcount: 7 regional offices.", REFERENCE, None);
+    assert_eq!((check.score(), check.unchecked), (None, 1));
+}
+
+#[test]
+fn the_golden_context_supports_numbers_the_short_reference_leaves_out() {
+    let reference = "Revenue grew to $4.2 billion.";
+    let context = "Revenue grew 8% to $4.2 billion; revenue in the Americas was $2.5 billion.";
+    let check = number_consistency("Revenue grew 8% to $4.2 billion, $2.5 billion of it in the Americas.", reference, Some(context));
+    assert_eq!((check.supported, check.conflicts.len()), (3, 0));
+}
+
+#[test]
+fn hostile_text_never_panics() {
+    let long = "$1,000,000 (2,000) -3% ".repeat(200);
+    for text in ["", "%%%", "$$$", "(((", "1e999", "١٢٣ percent", "🙂 12% 🙂", long.as_str(), "9,999,999,999,999,999,999,999 billion"] {
+        let _ = number_conflict(text, REFERENCE);
+        let _ = number_conflict(REFERENCE, text);
+        let _ = number_consistency(text, text, Some(text));
+    }
+}

@@ -1,0 +1,92 @@
+//! The numeric check on real long answers with human labels (realdocs-hard and trailgear
+//! `answers-long.jsonl` + `labels-long.jsonl`) and on the budgets set's golden answers against
+//! their golden contexts (both right, so every conflict there is a false one).
+//!
+//! A conflict vetoes a statement in the statement judge, so its precision is what matters: an
+//! answer flagged with a conflict must be one the labels call wrong. Run with `--nocapture` to
+//! see every flagged answer and the figures.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use assay::metrics::numbers::{number_consistency, NumberCheck};
+use serde_json::Value;
+
+fn jsonl(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+        .collect()
+}
+
+fn field(v: &Value, name: &str) -> String {
+    v[name].as_str().unwrap_or_default().to_string()
+}
+
+/// (id, label, check) for every labelled long answer of a dataset.
+fn labelled_checks(dataset: &str) -> Vec<(String, String, NumberCheck)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets").join(dataset);
+    let questions: BTreeMap<String, Value> =
+        jsonl(&dir.join("questions.jsonl")).into_iter().map(|q| (field(&q, "id"), q)).collect();
+    let answers: BTreeMap<String, String> =
+        jsonl(&dir.join("answers-long.jsonl")).into_iter().map(|a| (field(&a, "id"), field(&a, "answer"))).collect();
+    let mut checks = Vec::new();
+    for label in jsonl(&dir.join("labels-long.jsonl")) {
+        let id = field(&label, "id");
+        let (Some(question), Some(answer)) = (questions.get(&id), answers.get(&id)) else { continue };
+        let reference = field(question, "answer");
+        let context = question["context"].as_str();
+        checks.push((id, field(&label, "label"), number_consistency(answer, &reference, context)));
+    }
+    checks
+}
+
+#[test]
+fn conflicts_on_labelled_long_answers_are_wrong_answers() {
+    let (mut flagged, mut flagged_wrong, mut wrong, mut total, mut scored) = (0, 0, 0, 0, 0);
+    for dataset in ["realdocs-hard", "trailgear"] {
+        for (id, label, check) in labelled_checks(dataset) {
+            total += 1;
+            wrong += usize::from(label == "No");
+            scored += usize::from(check.score().is_some());
+            if check.conflicts.is_empty() {
+                continue;
+            }
+            flagged += 1;
+            flagged_wrong += usize::from(label == "No");
+            for c in &check.conflicts {
+                println!("{dataset} {id} (labelled {label}): {}", c.description);
+            }
+        }
+    }
+    println!(
+        "labelled long answers: {total} ({wrong} wrong), {scored} with a checkable number; \
+         {flagged} flagged with a conflict, {flagged_wrong} of them labelled wrong"
+    );
+    // The veto must be right when it speaks: at most one flagged answer labelled right.
+    assert!(flagged - flagged_wrong <= 1, "{flagged} flagged, only {flagged_wrong} labelled wrong");
+}
+
+#[test]
+fn golden_budget_answers_do_not_conflict_with_their_contexts() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/budgets");
+    let (mut false_conflicts, mut supported, mut unchecked, mut answers) = (0, 0, 0, 0);
+    for question in jsonl(&dir.join("questions.jsonl")) {
+        let (Some(answer), Some(context)) = (question["answer"].as_str(), question["context"].as_str()) else { continue };
+        answers += 1;
+        let check = number_consistency(answer, context, None);
+        supported += check.supported;
+        unchecked += check.unchecked;
+        for c in &check.conflicts {
+            false_conflicts += 1;
+            println!("budgets {}: {}", field(&question, "id"), c.description);
+        }
+    }
+    println!(
+        "budgets golden answers against their contexts: {answers} answers, {supported} numbers \
+         supported, {unchecked} unchecked, {false_conflicts} conflicts (all false)"
+    );
+    assert!(answers >= 90);
+    assert_eq!(false_conflicts, 0);
+}
