@@ -160,6 +160,7 @@ fn html_report_shows_flags_and_unsupported_statements_escaped() {
     assert!(q1.contains("<li class=\"missed\"><span class=\"kind\">missed</span> <span class=\"p\">P supported 0.31</span> At full flame, 1 L at 20 °C, lid on, no wind.</li>"));
     assert!(!q1.contains("About 3 minutes.</li>") && !q1.contains("3 minutes 30 seconds.</li>"), "supported statements are not listed");
     assert_eq!(q1.matches("<li").count(), 3, "the judge's sub-score repeats nothing: {q1}");
+    assert!(q1.contains(">supported: 0.42</div>") && q1.contains(">supported.precision: 0.34</div>"), "a score-only verdict shows its score: {q1}");
 }
 
 #[test]

@@ -69,7 +69,8 @@ struct AnswerView {
 struct VerdictView {
     judge: String,
     label: String,
-    confidence: String,
+    /// The label's probability; None for a score-only verdict.
+    confidence: Option<String>,
     distribution: String,
     explanation: Option<String>,
 }
@@ -209,16 +210,18 @@ fn answer_view(item: &crate::record::ItemRecord) -> AnswerView {
             .iter()
             .map(|(judge, v)| VerdictView {
                 judge: judge.clone(),
-                label: v
-                    .label
-                    .clone()
-                    .unwrap_or_else(|| v.error.clone().map(|e| format!("unscored: {e}")).unwrap_or_default()),
+                // A score-only judge (statements, claims) has no label: its score stands for one.
+                label: match (&v.label, v.score, &v.error) {
+                    (Some(label), _, _) => label.clone(),
+                    (None, Some(score), _) => format!("{score:.2}"),
+                    (None, None, Some(e)) => format!("unscored: {e}"),
+                    (None, None, None) => String::new(),
+                },
                 confidence: v
                     .label
                     .as_ref()
                     .and_then(|l| v.distribution.get(l))
-                    .map(|p| format!("{:.0}%", p * 100.0))
-                    .unwrap_or_else(|| "—".into()),
+                    .map(|p| format!("{:.0}%", p * 100.0)),
                 distribution: v
                     .distribution
                     .iter()
