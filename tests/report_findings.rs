@@ -136,7 +136,7 @@ fn html_report_shows_flags_and_unsupported_statements_escaped() {
     }
     // Summary: the count per run, beside the run and above the scores.
     assert!(html.contains("<b>flagged &lt;b&gt;run&lt;&#x2f;b&gt;: 2 of 3 answers flagged: possible injection.</b>"), "{html}");
-    assert!(html.contains("<span class=\"error\">2 of 3 answers flagged: possible injection</span>"));
+    assert!(html.contains("<td><span class=\"error\">2 of 3</span> possible injection<br></td>"), "the runs table counts flagged answers");
     // A badge on each flagged item, none on q003.
     let cell = |id: &str| {
         let start = html.find(&format!("id=\"q-{id}\"")).unwrap_or_else(|| panic!("no row {id}"));

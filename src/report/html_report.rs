@@ -31,6 +31,8 @@ struct HtmlRun {
     color: &'static str,
     /// "2 of 30 answers flagged: possible injection", one per flag.
     flagged: Vec<String>,
+    /// Items carrying each flag (the runs table's short form).
+    flag_counts: BTreeMap<String, usize>,
 }
 
 #[derive(Serialize)]
@@ -150,6 +152,7 @@ fn html_run(index: usize, report: &RunReport) -> HtmlRun {
             .unwrap_or_else(|| "—".into()),
         color: color(index),
         flagged: flagged_lines(report),
+        flag_counts: report.summary.flagged.clone(),
     }
 }
 
