@@ -123,6 +123,11 @@ impl JudgePanel {
                 verdicts.insert(key, verdict);
             }
         }
+        for spec in self.judges.iter().filter(|j| j.mode == JudgeMode::Statements) {
+            for (key, verdict) in super::statements::judge_in_process(&model, spec, &variables, &mut reader) {
+                verdicts.insert(key, verdict);
+            }
+        }
         finish_verdicts(&self.judges, &mut verdicts);
         self.tokens_read += reader.tokens_read;
         // Text that addresses the grader or mimics a turn: scored, but never silently.

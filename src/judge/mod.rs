@@ -16,6 +16,8 @@ pub mod reading;
 pub mod served;
 pub mod spec;
 pub mod value_fence;
+pub mod statement_split;
+pub mod statements;
 
 pub use choice::JudgePanel;
 pub use served::ServedJudgePanel;

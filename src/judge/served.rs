@@ -13,6 +13,7 @@ use super::distribution::{unscored, verdict_against_baseline, verdict_from_logpr
 use super::error::JudgeError;
 use super::prompt::{baseline_variables, item_variables, marked_for_server};
 use super::spec::{JudgeMode, JudgeSpec};
+use super::statements;
 use super::{Judging, Verdict};
 use crate::dataset::Question;
 use crate::llm::scoring::first_token_outcome_logprobs;
@@ -98,6 +99,33 @@ impl ServedJudgePanel {
     }
 }
 
+impl ServedJudgePanel {
+    /// A statements judge on the server: one first-token request per statement the numbers
+    /// did not already decide.
+    fn statements(&self, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Vec<(String, Verdict)> {
+        let fail = |error: String| statements::keys(&spec.name).into_iter().map(|k| (k, unscored(error.clone()))).collect::<Vec<_>>();
+        let checks = match statements::plan(variables) {
+            Ok(checks) => checks,
+            Err(e) => return fail(e),
+        };
+        let mut supported = vec![0.0; checks.len()];
+        for (check, p) in checks.iter().zip(supported.iter_mut()) {
+            if check.number_conflict.is_some() {
+                continue;
+            }
+            let logprobs = self.render(spec, &check.variables).and_then(|rendered| self.outcome_logprobs(spec, &rendered));
+            match logprobs {
+                Ok(Some(logprobs)) => {
+                    *p = super::distribution::normalise(&logprobs).and_then(|d| d.get(1).copied()).unwrap_or(0.0);
+                }
+                Ok(None) => return fail(self.no_outcome(spec)),
+                Err(e) => return fail(e.to_string()),
+            }
+        }
+        statements::verdicts(spec, &checks, &supported)
+    }
+}
+
 impl Judging for ServedJudgePanel {
     fn names(&self) -> Vec<String> {
         self.judges.iter().map(|j| j.name.clone()).collect()
@@ -120,6 +148,12 @@ impl Judging for ServedJudgePanel {
                     "claims judge {} runs on the in-process runtime only (it reads claims token by token)",
                     spec.name
                 )),
+                (JudgeMode::Statements, None) => {
+                    for (key, verdict) in self.statements(spec, &variables) {
+                        verdicts.insert(key, verdict);
+                    }
+                    continue;
+                }
                 _ => self.choose(spec, &variables).unwrap_or_else(|e| unscored(e.to_string())),
             };
             verdicts.insert(spec.name.clone(), verdict);

@@ -34,6 +34,9 @@ pub enum JudgeMode {
     Claims,
     /// The mean of other judges' expected scores (its `members`).
     Jury,
+    /// The answer split into statements, each checked against the reference (precision), and
+    /// the reference's statements against the answer (recall); see `statements`.
+    Statements,
 }
 
 /// What a judge's verdict is measured against (`baseline` in a spec).
@@ -179,8 +182,8 @@ impl JudgeSpec {
                 return Err(field("pass", format!("`{pass}` is not one of the outcomes")));
             }
         }
-        if raw.mode == JudgeMode::Claims && raw.outcomes != ["No", "Yes"] {
-            return Err(field("outcomes", "claims mode checks each claim with outcomes [\"No\", \"Yes\"]".into()));
+        if matches!(raw.mode, JudgeMode::Claims | JudgeMode::Statements) && raw.outcomes != ["No", "Yes"] {
+            return Err(field("outcomes", "claims and statements modes check each claim with outcomes [\"No\", \"Yes\"]".into()));
         }
         match raw.mode {
             JudgeMode::Jury => {
@@ -336,7 +339,7 @@ pub fn write_calibrated_copy(spec: &JudgeSpec, dir: &Path, thresholds: &[f64], l
     let (prompt, extract) = match spec.mode {
         JudgeMode::Jury => (String::new(), None),
         JudgeMode::Claims => (format!("{}.md", spec.name), Some(format!("{}-extract.md", spec.name))),
-        JudgeMode::Choice => (format!("{}.md", spec.name), None),
+        JudgeMode::Choice | JudgeMode::Statements => (format!("{}.md", spec.name), None),
     };
     if !prompt.is_empty() {
         std::fs::write(dir.join(&prompt), &spec.template).map_err(io(dir.join(&prompt)))?;
@@ -414,7 +417,13 @@ const BUILT_IN: &[(&str, &str, &str)] = &[
     ("abstention", include_str!("../../judges/abstention.toml"), include_str!("../../judges/abstention.md")),
     ("claims", include_str!("../../judges/claims.toml"), include_str!("../../judges/claims.md")),
     ("jury", include_str!("../../judges/jury.toml"), ""),
+    ("supported", include_str!("../../judges/supported.toml"), include_str!("../../judges/supported.md")),
 ];
+
+/// One built-in spec by name (None: no such built-in).
+pub fn builtin(name: &str) -> Option<JudgeSpec> {
+    load_all(None).ok()?.remove(name)
+}
 
 /// All judges: built-ins, then every `*.toml` in `user_dir` (a user spec replaces a built-in of
 /// the same name). A missing user dir is fine; a broken spec in it is an error.

@@ -1,0 +1,210 @@
+//! Statements mode: precision and recall of an answer, one statement at a time, with nothing
+//! generated. The answer is split into statements deterministically (`statement_split`) and
+//! each is checked against the reference (precision: is it supported?); each statement of the
+//! reference is checked against the answer (recall: did the answer give it?). A check is one
+//! Yes/No choice scored from option log-probabilities, so it always gives a number.
+//!
+//! Numbers are checked, not judged: a statement with a number the other side contradicts
+//! (`metrics::numbers::number_conflict`) counts as unsupported whatever the model says, and the
+//! model is not asked. The verdict keeps every statement with its probability, so a user sees
+//! which sentence was judged wrong.
+//!
+//! The same plan runs in process (every check continues from one reading of the shared start:
+//! question and text) and on a served model (one first-token request per check).
+
+use std::collections::BTreeMap;
+
+use super::distribution::unscored;
+use super::error::JudgeError;
+use super::prompt::{marked, user_prompt_tokens, NO_REFERENCE};
+use super::reading::{branch_points, Reader};
+use super::spec::JudgeSpec;
+use super::statement_split::{grouped, split_statements};
+use super::Verdict;
+use crate::llm::{option_distribution, LanguageModel};
+use crate::metrics::numbers::number_conflict;
+use crate::record::{StatementCheck, StatementSide};
+
+/// Most statements checked per side: more are joined into this many groups (cost bound).
+pub const MAX_STATEMENTS: usize = 16;
+
+/// One check to make: a statement, the text it is checked against, and a veto found before
+/// asking the model.
+#[derive(Debug, Clone)]
+pub struct PlannedCheck {
+    pub side: StatementSide,
+    pub statement: String,
+    /// The template variables of the check (`question`, `text`, `claim`).
+    pub variables: BTreeMap<&'static str, String>,
+    pub number_conflict: Option<String>,
+}
+
+/// The verdict keys a statements judge writes.
+pub fn keys(name: &str) -> [String; 3] {
+    [name.to_string(), format!("{name}.precision"), format!("{name}.recall")]
+}
+
+/// The checks for one item: every answer statement against the reference, every reference
+/// statement against the answer. Err when the item cannot be judged this way.
+pub fn plan(variables: &BTreeMap<&str, String>) -> Result<Vec<PlannedCheck>, String> {
+    let (Some(reference), Some(answer)) = (variables.get("reference"), variables.get("answer")) else {
+        return Err("a statements judge needs a reference and an answer".into());
+    };
+    if reference == NO_REFERENCE {
+        return Err("no reference answer (the question expects a refusal)".into());
+    }
+    let question = variables.get("question").cloned().unwrap_or_default();
+    let mut checks = Vec::new();
+    for (side, from, against) in [(StatementSide::Answer, answer, reference), (StatementSide::Reference, reference, answer)] {
+        for statement in grouped(split_statements(from), MAX_STATEMENTS) {
+            let variables = [("question", question.clone()), ("text", against.clone()), ("claim", statement.clone())]
+                .into_iter()
+                .collect();
+            let number_conflict = number_conflict(&statement, against);
+            checks.push(PlannedCheck { side, statement, variables, number_conflict });
+        }
+    }
+    if !checks.iter().any(|c| c.side == StatementSide::Answer) {
+        return Err("the answer has no statement to check (no sentence of three words or more)".into());
+    }
+    Ok(checks)
+}
+
+/// The judge's verdicts from each check's probability of support (`supported[i]` for
+/// `checks[i]`; a vetoed check's own value is ignored): F1 under the judge's name, precision
+/// and recall beside it. A side with no statements (a reference of one word) scores as the
+/// other side alone.
+pub fn verdicts(spec: &JudgeSpec, checks: &[PlannedCheck], supported: &[f64]) -> Vec<(String, Verdict)> {
+    let statements: Vec<StatementCheck> = checks
+        .iter()
+        .zip(supported)
+        .map(|(check, p)| StatementCheck {
+            side: check.side,
+            text: check.statement.clone(),
+            supported: if check.number_conflict.is_some() { 0.0 } else { p.clamp(0.0, 1.0) },
+            number_conflict: check.number_conflict.clone(),
+        })
+        .collect();
+    let mean = |side: StatementSide| {
+        let values: Vec<f64> = statements.iter().filter(|s| s.side == side).map(|s| s.supported).collect();
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    };
+    let (precision, recall) = (mean(StatementSide::Answer), mean(StatementSide::Reference));
+    let f1 = match (precision, recall) {
+        (Some(p), Some(r)) if p + r > 0.0 => 2.0 * p * r / (p + r),
+        (Some(_), Some(_)) => 0.0,
+        (Some(p), None) => p,
+        (None, Some(r)) => r,
+        (None, None) => return keys(&spec.name).into_iter().map(|k| (k, unscored("no statements to check".into()))).collect(),
+    };
+    let unsupported = statements.iter().filter(|s| s.side == StatementSide::Answer && s.supported < 0.5).count();
+    let missed = statements.iter().filter(|s| s.side == StatementSide::Reference && s.supported < 0.5).count();
+    let conflicts = statements.iter().filter(|s| s.number_conflict.is_some()).count();
+    let answer_count = statements.iter().filter(|s| s.side == StatementSide::Answer).count();
+    let explanation = format!(
+        "{unsupported} of {answer_count} answer statements unsupported, {missed} of {} reference statements missed, {conflicts} number conflicts",
+        statements.len() - answer_count
+    );
+    let label = |score: f64| {
+        let best = spec.outcomes.len() - 1;
+        spec.calibrated_label(score).map(str::to_string).unwrap_or_else(|| spec.outcomes[if score >= 0.5 { best } else { 0 }].clone())
+    };
+    let main = Verdict {
+        label: Some(label(f1)),
+        score: Some(f1),
+        distribution: [(spec.outcomes[0].clone(), 1.0 - f1), (spec.outcomes[spec.outcomes.len() - 1].clone(), f1)]
+            .into_iter()
+            .collect(),
+        explanation: Some(explanation.clone()),
+        statements,
+        ..Verdict::default()
+    };
+    let part = |score: Option<f64>, missing: &str| match score {
+        Some(score) => Verdict { score: Some(score), explanation: Some(explanation.clone()), ..Verdict::default() },
+        None => unscored(missing.to_string()),
+    };
+    let [name, precision_key, recall_key] = keys(&spec.name);
+    vec![
+        (name, main),
+        (precision_key, part(precision, "no answer statements")),
+        (recall_key, part(recall, "no reference statements")),
+    ]
+}
+
+/// The verdicts of statements judge `spec` on one item, in process: every check's prompt is
+/// tokenized first, so the stretch they share (question and text) is read once per side.
+pub(super) fn judge_in_process(
+    model: &LanguageModel,
+    spec: &JudgeSpec,
+    variables: &BTreeMap<&str, String>,
+    reader: &mut Reader<'_>,
+) -> Vec<(String, Verdict)> {
+    let fail = |error: String| keys(&spec.name).into_iter().map(|k| (k, unscored(error.clone()))).collect::<Vec<_>>();
+    let checks = match plan(variables) {
+        Ok(checks) => checks,
+        Err(e) => return fail(e),
+    };
+    let model_err = |source| JudgeError::Model { judge: spec.name.clone(), source };
+    let asked: Vec<usize> = (0..checks.len()).filter(|i| checks[*i].number_conflict.is_none()).collect();
+    let prompts = asked
+        .iter()
+        .map(|i| {
+            let rendered = spec.render(&marked(model, &checks[*i].variables))?;
+            user_prompt_tokens(model, &rendered).map_err(model_err)
+        })
+        .collect::<Result<Vec<_>, JudgeError>>();
+    let prompts = match prompts {
+        Ok(p) => p,
+        Err(e) => return fail(e.to_string()),
+    };
+    let mut supported = vec![0.0; checks.len()];
+    for ((index, tokens), keep_at) in asked.iter().zip(&prompts).zip(branch_points(&prompts)) {
+        let yes = reader
+            .read(tokens, keep_at)
+            .and_then(|state| model.score_options(&state, &spec.outcomes))
+            .map(|scores| option_distribution(&scores).get(1).copied().filter(|p| p.is_finite()).unwrap_or(0.0));
+        match yes {
+            Ok(p) => supported[*index] = p,
+            Err(e) => return fail(model_err(e).to_string()),
+        }
+    }
+    verdicts(spec, &checks, &supported)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::spec::builtin;
+
+    fn variables(reference: &str, answer: &str) -> BTreeMap<&'static str, String> {
+        [("question", "What was revenue?".to_string()), ("reference", reference.to_string()), ("answer", answer.to_string())]
+            .into_iter()
+            .collect()
+    }
+
+    #[test]
+    fn both_sides_are_planned_and_numbers_veto() {
+        let checks = plan(&variables(
+            "Revenue was $4.2 billion in 2022.",
+            "Revenue was $5.1 billion in 2022. The company sells tobacco products worldwide.",
+        ))
+        .expect("plan");
+        assert_eq!(checks.iter().filter(|c| c.side == StatementSide::Answer).count(), 2);
+        assert_eq!(checks.iter().filter(|c| c.side == StatementSide::Reference).count(), 1);
+        assert!(checks[0].number_conflict.is_some(), "{checks:?}");
+        let spec = builtin("supported").expect("built-in");
+        // The model said Yes to everything; the vetoed statement still counts as unsupported.
+        let out = verdicts(&spec, &checks, &[0.9, 0.9, 0.9]);
+        let main = &out[0].1;
+        assert_eq!(main.statements[0].supported, 0.0);
+        let (p, r) = (0.45, 0.9);
+        assert!((main.score.expect("score") - 2.0 * p * r / (p + r)).abs() < 1e-9);
+        assert_eq!(out[1].1.score, Some(0.45));
+    }
+
+    #[test]
+    fn items_that_cannot_be_judged_say_why() {
+        assert!(plan(&variables(NO_REFERENCE, "Revenue was high this year.")).is_err());
+        assert!(plan(&variables("Revenue was $4.2 billion.", "Yes.")).is_err());
+    }
+}
