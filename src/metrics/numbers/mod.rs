@@ -168,16 +168,18 @@ fn shared(a: &[String], b: &[String]) -> usize {
 }
 
 /// The two numbers are said of the same thing: the key words around them match (at least two
-/// in common, or all of the shorter list, three for years) and no year tells them apart.
+/// in common, one when both have at most two, three for years) and no year tells them apart.
 fn same_quantity(a: &Mention, r: &Mention) -> bool {
     if !a.years.is_empty() && !r.years.is_empty() && !a.years.iter().any(|y| r.years.contains(y)) {
         return false;
     }
     let common = shared(&a.keywords, &r.keywords);
-    let shorter = a.keywords.len().min(r.keywords.len());
+    // One word in common is enough only between two short contexts (`Margin: 12%`): beside a
+    // long one it is a coincidence (`full` in `about 3.8 hours in Quiet Charge mode to full`).
+    let both_short = a.keywords.len() <= 2 && r.keywords.len() <= 2;
     match a.kind {
         Kind::Year | Kind::Date { .. } => common >= 3,
-        _ => common >= 2 || (common >= 1 && common == shorter),
+        _ => common >= 2 || (common == 1 && both_short),
     }
 }
 
@@ -207,8 +209,13 @@ fn values_agree(a: &Mention, r: &Mention) -> bool {
 fn close(a: &Mention, r: &Mention, factor: f64) -> bool {
     let (av, rv) = (a.value, r.value * factor);
     let diff = (av - rv).abs();
-    // Twice the answer's half-unit: `12%` may be 12.9% cut short as well as 12.4% rounded.
-    let slack = 2.0 * a.tolerance + r.tolerance * factor + 1e-9 * av.abs().max(rv.abs());
+    // The two rounding intervals overlap (`12.5%` may be written `12%`, `13%` may not).
+    let exact = 1e-9 * av.abs().max(rv.abs()).max(1.0);
+    let slack = a.tolerance + r.tolerance * factor;
+    if diff < slack || diff <= exact {
+        return true;
+    }
+    let slack = slack + exact;
     let within = |(lo, hi): (f64, f64), v: f64, f: f64| v >= lo * f - slack && v <= hi * f + slack;
     let by_hedge = |m: &Mention, own: f64, other: f64| match m.hedge {
         Hedge::Exact => false,
@@ -216,8 +223,7 @@ fn close(a: &Mention, r: &Mention, factor: f64) -> bool {
         Hedge::AtLeast => other >= own - slack,
         Hedge::AtMost => other <= own + slack,
     };
-    diff <= slack
-        || by_hedge(a, av, rv)
+    by_hedge(a, av, rv)
         || by_hedge(r, rv, av)
         || r.range.is_some_and(|range| within(range, av, factor))
         || a.range.is_some_and(|range| within(range, rv, 1.0))
@@ -231,11 +237,12 @@ fn derived(a: &Mention, known: &[Mention]) -> bool {
     }
     // Pairs grow with the square of the numbers; a long context keeps its first 80.
     let pool: Vec<&Mention> = known.iter().filter(|r| !matches!(r.kind, Kind::Year | Kind::Date { .. })).take(80).collect();
-    let slack = 2.0 * a.tolerance + 0.01 * a.value.abs();
+    let slack = 2.0 * a.tolerance + 0.005 * a.value.abs();
     let near = |v: f64| v.is_finite() && (v.abs() - a.value).abs() <= slack;
     for (i, x) in pool.iter().enumerate() {
         for y in &pool[i + 1..] {
-            if !comparable(x.kind, y.kind) {
+            // Both numbers must be about what `a` is about, or any two figures would do.
+            if !comparable(x.kind, y.kind) || shared(&a.keywords, &x.keywords) == 0 || shared(&a.keywords, &y.keywords) == 0 {
                 continue;
             }
             let same_footing = x.has_scale == y.has_scale;

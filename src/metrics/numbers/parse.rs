@@ -178,6 +178,32 @@ fn word_before(chars: &[char], k: usize) -> Option<String> {
     (start < end).then(|| chars[start..end].iter().collect::<String>().to_lowercase())
 }
 
+/// The word right before `k` (one space between) is capitalised and is not the first word of
+/// its sentence or line.
+fn capitalised_name_before(chars: &[char], k: usize) -> bool {
+    if !is_space(before(chars, k, 1)) {
+        return false;
+    }
+    let end = k - 1;
+    let mut start = end;
+    while is_alpha(before(chars, start, 1)) {
+        start -= 1;
+    }
+    if start == end || !chars[start].is_uppercase() {
+        return false;
+    }
+    let word: String = chars[start..end].iter().collect();
+    if month(&word).is_some() || currency_word(&word).is_some() {
+        return false;
+    }
+    // The character before the word: a sentence or line start makes it an ordinary word.
+    let mut b = start;
+    while is_space(before(chars, b, 1)) {
+        b -= 1;
+    }
+    !matches!(before(chars, b, 1), None | Some('.' | '!' | '?' | '\n' | ':' | ';' | '*' | '-' | '#' | '|' | '(' | '"'))
+}
+
 /// Up to `count` words before `k` in the same clause (stops at digits and sentence ends),
 /// nearest first, lowercased.
 fn words_before(chars: &[char], k: usize, count: usize) -> Vec<String> {
@@ -315,7 +341,13 @@ fn read_suffix(chars: &[char], mut k: usize, currency: Option<&'static str>) -> 
     if suffix.kind.is_some() {
         return Some(suffix);
     }
-    // A percent sign right after a scale-less spaced number (`12 %`).
+    // `20 °C`, `12 %`: a sign after a space.
+    if is_space(at(chars, k)) && at(chars, k + 1) == Some('°') {
+        if let Some(mut spaced) = read_suffix(chars, k + 1, currency) {
+            spaced.scale = suffix.scale;
+            return Some(spaced);
+        }
+    }
     if is_space(at(chars, k)) && at(chars, k + 1) == Some('%') {
         suffix.kind = Some((Kind::Percent, 1.0));
         suffix.end = k + 2;
@@ -360,7 +392,7 @@ fn read_suffix(chars: &[char], mut k: usize, currency: Option<&'static str>) -> 
                     suffix.currency = Some(code);
                     suffix.end = end;
                 }
-            } else if let Some(unit) = unit_word(&word) {
+            } else if let Some(unit) = unit_word(&word).or_else(|| (word == "m" && suffix.scale.is_none()).then(|| unit_word("metre")).flatten()) {
                 suffix.kind = Some((Kind::Measure(unit.dimension), unit.factor));
                 suffix.end = end;
             }
@@ -418,7 +450,7 @@ fn read_number(chars: &[char], start: usize) -> (Option<Mention>, usize) {
     // Glued to letters (Q3, FY2023, H1), hyphenated to a word (COVID-19), or after a version
     // dot, slash or hash: an identifier or a fraction, not a quantity.
     if prev.is_some_and(|c| c.is_alphabetic() || c == '_' || c == '#')
-        || (matches!(prev, Some('-' | '‑')) && is_alpha(prev2))
+        || (matches!(prev, Some('-' | '‑')) && (is_alpha(prev2) || matches!(prev2, Some('-' | '‑'))))
         || (matches!(prev, Some('.' | '/' | ':' | ',')) && prev2.is_some_and(char::is_alphanumeric))
     {
         return skip(start);
@@ -534,6 +566,15 @@ fn read_number(chars: &[char], start: usize) -> (Option<Mention>, usize) {
             }
         }
     }
+    // `Summit Stove 2`, `AquaPure 500`, `Boeing 737`: a bare integer right after a capitalised
+    // word inside a sentence is part of a name.
+    let year_like = integer_digits.len() == 4 && (1800.0..=2100.0).contains(&number);
+    if currency.is_none() && decimals == 0 && !separated && !year_like && !matches!(at(chars, j), Some('%' | '.' | ',' | '-' | ':')) && capitalised_name_before(chars, q) {
+        let suffix_is_unit = read_suffix(chars, j, None).is_some_and(|s| s.kind.is_some() || s.scale.is_some());
+        if !suffix_is_unit {
+            return skip(start);
+        }
+    }
     // [3]: a footnote or citation mark.
     if prev == Some('[') && at(chars, j) == Some(']') {
         return skip(start);
@@ -562,6 +603,10 @@ fn read_number(chars: &[char], start: usize) -> (Option<Mention>, usize) {
         } else if plain_integer && number < 100.0 {
             return (None, end + 1);
         }
+    }
+    if paren && sign != Some(Direction::Down) {
+        // `(0.75` in prose: the parenthesis is punctuation, not part of the number.
+        q = chars[q..start].iter().position(|c| *c == '(').map_or(q, |p| q + p + 1);
     }
 
     let scale = suffix.scale.unwrap_or(1.0);
@@ -798,6 +843,17 @@ fn join_ranges(chars: &[char], mentions: &mut Vec<Mention>) {
             continue;
         }
         let between: String = chars[a.end..b.start].iter().collect::<String>().trim().to_lowercase();
+        // `3 minutes 30 seconds`, `1 hour and 20 minutes`: one duration.
+        if a.kind == Kind::Measure("time") && b.kind == Kind::Measure("time") && matches!(between.as_str(), "" | "and" | ",")
+            && a.multiplier > b.multiplier && b.value < a.multiplier
+        {
+            a.value += b.value;
+            a.tolerance = b.tolerance;
+            a.end = b.end;
+            a.text = chars[a.start..b.end].iter().collect();
+            drop[i] = true;
+            continue;
+        }
         let joined = matches!(between.as_str(), "-" | "–" | "—" | "to" | "through")
             || (between == "and" && words_before(chars, a.start, 1).first().is_some_and(|w| w == "between"));
         if !joined {
@@ -1075,6 +1131,19 @@ mod tests {
         assert_eq!(found[0].value, 7_200.0);
         let years = find_mentions("in 2020-22 the plan");
         assert_eq!(years.len(), 1);
+        let duration = one("boils in 3 minutes 30 seconds");
+        assert_eq!((duration.value, duration.text.as_str()), (210.0, "3 minutes 30 seconds"));
+    }
+
+    #[test]
+    fn names_with_numbers_are_not_quantities() {
+        assert!(find_mentions("The Summit Stove 2 and the AquaPure 500 filter").is_empty());
+        assert_eq!(one("Summit Stove 2 weighs 350 g").value, 350.0);
+        assert_eq!(one("In Fiscal 2023 sales were flat").kind, Kind::Year, "years stay years");
+        assert!(find_mentions("-adobe-times-medium-r-normal--10-100-75-75-p-54").is_empty());
+        let cold = one("works down to −20 °C");
+        assert_eq!((cold.kind, cold.direction), (Kind::Measure("celsius"), Some(Direction::Down)));
+        assert_eq!(one("(0.75 of the width)").text, "0.75", "a parenthesis in prose is not a sign");
     }
 
     #[test]

@@ -28,6 +28,10 @@ fn a_changed_figure_is_a_conflict() {
     let people = number_conflict("At year end the company employed about 9,000 people.", REFERENCE);
     assert!(people.is_some(), "9,000 is not about 12,400");
 
+    let near = number_conflict("Operating margin was 14% in fiscal 2023.", REFERENCE);
+    assert!(near.is_some(), "15.3% is not 14% at the precision written");
+    assert_eq!(number_conflict("Operating margin was 15% in fiscal 2023.", REFERENCE), None);
+
     let date = number_conflict("Headcount was counted at December 31, 2022 when the company employed people.", REFERENCE);
     assert_eq!(date, None, "a date needs three key words in common");
 }
@@ -82,6 +86,12 @@ fn different_quantities_in_one_sentence_are_not_conflicts() {
     assert!(conflicts("In 2023 the dividend was $1.10 per share.", "The dividend was $1.10 per share in 2023, paid since 1998.").is_empty());
     // The same key words in another year.
     assert!(conflicts("Revenue was $3.9 billion in 2022.", "Revenue was $4.2 billion in 2023.").is_empty());
+    // One word in common beside a long context is a coincidence, not the same quantity.
+    assert!(conflicts(
+        "A full charge takes around an hour and a half (about 3.8 hours in Quiet Charge mode).",
+        "About 50 minutes to 80% and about 1.5 hours to full.",
+    )
+    .is_empty());
     // Per-share figures against totals.
     assert!(conflicts("Net income was $2.1 billion.", "Diluted earnings per share were $2.47.").is_empty());
 }
