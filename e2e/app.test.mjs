@@ -525,3 +525,36 @@ test("a run against your own service over HTTP starts from the window and finish
     service.kill();
   }
 });
+
+test("an answer that forges a grader's turn is flagged, and the statement judge's statements show in the drill-down", async () => {
+  // The sample's sloppy answers with a forged chat turn appended, judged statement by statement
+  // by the smallest model: the detector flags them, the judge lists what it checked.
+  const name = "payload statements";
+  assay("run", dataset, "--target", `answers:${dataset}/answers-sloppy-payload.jsonl`, "--judges", "supported",
+    "--judge-model", model, "--limit", "2", "--name", name);
+  const run = runByName(name);
+  const flagged = run.items.filter((i) => i.flags?.includes("possible injection")).length;
+  assert.ok(flagged > 0, "the forged turns are flagged by the core");
+  await openRunNamed(name);
+  assert.equal(await text("#flagged-card .value"), `${flagged} / ${run.items.length}`);
+  assert.equal((await $$("#questions-table tbody tr .flag")).length, flagged, "a badge on each flagged row");
+  const table = await $("#questions-table");
+  await table.click();
+  await table.sendKeys(Key.HOME);
+  const item = run.items[0];
+  await driver.wait(async () => (await text("#item-detail h2")) === item.id, 5000);
+  if (item.flags?.length) assert.match(await text("#flag-notice .flag"), /possible injection/);
+  // Every statement the judge checked, once, answer side first; unsupported ones marked.
+  const checked = item.verdicts.supported.statements ?? [];
+  assert.ok(checked.length > 0, `the judge checked ${item.id}'s statements: ${JSON.stringify(item.verdicts.supported)}`);
+  const unique = (side) => [...new Set(checked.filter((s) => s.side === side).map((s) => s.text))];
+  const rows = await $$('#item-detail .statements-block[data-judge="supported"] li.statement');
+  assert.equal(rows.length, unique("answer").length + unique("reference").length);
+  const texts = await Promise.all(rows.map((r) => r.findElement(By.css(".text")).getAttribute("textContent")));
+  assert.deepEqual(texts, [...unique("answer"), ...unique("reference")]);
+  const marked = await $$('#item-detail .statements-block[data-judge="supported"] li.statement.unsupported');
+  const unsupported = new Set(checked.filter((s) => s.supported < 0.5 || s.number_conflict).map((s) => `${s.side}\u0000${s.text}`));
+  assert.equal(marked.length, unsupported.size);
+  await driver.executeScript("document.querySelector('#item-detail .statements-block').scrollIntoView()");
+  await shot("21-flagged-statements");
+});
