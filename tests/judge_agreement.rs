@@ -65,7 +65,7 @@ fn score_spearman_shows_a_ranking_behind_a_constant_label() {
     let mut verdicts = BTreeMap::new();
     let mut labels = Vec::new();
     for (id, human, score) in said {
-        let judged = JudgedItem { label: Some("Yes".into()), score };
+        let judged = JudgedItem { label: Some("Yes".into()), score, words: None };
         verdicts.insert(id.to_string(), BTreeMap::from([("correct".to_string(), judged)]));
         labels.push(HumanLabel { id: id.into(), judge: "correct".into(), label: human.into(), note: None });
     }

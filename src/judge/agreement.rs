@@ -1,9 +1,12 @@
 //! Agreement between a judge and human labels: accuracy, Cohen's kappa (quadratic-weighted for
-//! ordinal scales), Spearman's rank correlation and a confusion matrix.
+//! ordinal scales), Spearman's rank correlation and a confusion matrix; and length bias: the
+//! Spearman of the judge's score with the answer's length in words, beside its Spearman with
+//! the labels (a judge whose score follows length more than the labels is marked).
 //!
 //! Labels are compared as positions on the judge's ordered outcomes, so the same code serves
 //! Yes/No and graded judges. Items a judge left unscored are counted, never compared.
 
+pub use crate::metrics::rank_correlation::spearman;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -63,6 +66,32 @@ pub struct Agreement {
     pub score_spearman: Option<f64>,
     /// `confusion[human][judge]`, indexed like `outcomes`.
     pub confusion: Vec<Vec<usize>>,
+    /// Spearman of the judge's score with the human labels: `score_spearman`, or `spearman`
+    /// (of the judge's label) for a judge without scores.
+    pub label_spearman: Option<f64>,
+    /// Spearman of the judge's expected score with the answer's length in words, over the
+    /// same labelled items (None without scores or lengths).
+    pub length_spearman: Option<f64>,
+    /// The score tracks answer length more than it tracks the labels:
+    /// |length_spearman| > |label_spearman| (an undefined label Spearman counts as 0).
+    pub length_biased: bool,
+}
+
+impl Agreement {
+    /// Sets the length Spearman from (score, words) pairs and the label Spearman and the mark
+    /// from what is already known.
+    pub fn with_length(mut self, scored_lengths: &[(f64, usize)]) -> Self {
+        let (scores, words): (Vec<f64>, Vec<f64>) = scored_lengths.iter().map(|&(s, w)| (s, w as f64)).unzip();
+        self.length_spearman = spearman(&scores, &words);
+        self.label_spearman = self.score_spearman.or(self.spearman);
+        self.length_biased = length_biased(self.length_spearman, self.label_spearman);
+        self
+    }
+}
+
+/// A judge tracks length more than the labels: |rho with length| > |rho with labels|.
+pub fn length_biased(length_spearman: Option<f64>, label_spearman: Option<f64>) -> bool {
+    length_spearman.is_some_and(|l| l.abs() > label_spearman.map_or(0.0, f64::abs))
 }
 
 /// Compare pairs of (human, judge) outcome indexes on a scale of `k` ordered outcomes.
@@ -87,6 +116,9 @@ pub fn agreement(judge: &str, outcomes: &[String], pairs: &[(usize, usize)], uns
         spearman: spearman(&human, &judged),
         score_spearman: None,
         confusion,
+        label_spearman: None,
+        length_spearman: None,
+        length_biased: false,
     }
 }
 
@@ -129,50 +161,13 @@ pub fn cohen_kappa(confusion: &[Vec<usize>], weights: Weights) -> Option<f64> {
     Some(1.0 - observed / expected)
 }
 
-/// Spearman's rho: Pearson correlation of average ranks (ties get their mean rank).
-pub fn spearman(a: &[f64], b: &[f64]) -> Option<f64> {
-    if a.len() != b.len() || a.len() < 2 {
-        return None;
-    }
-    pearson(&ranks(a), &ranks(b))
-}
-
-fn ranks(values: &[f64]) -> Vec<f64> {
-    let mut order: Vec<usize> = (0..values.len()).collect();
-    order.sort_by(|&i, &j| values[i].total_cmp(&values[j]));
-    let mut ranks = vec![0.0; values.len()];
-    let mut start = 0;
-    while start < order.len() {
-        let mut end = start;
-        while end + 1 < order.len() && values[order[end + 1]] == values[order[start]] {
-            end += 1;
-        }
-        let mean_rank = (start + end) as f64 / 2.0 + 1.0;
-        for &i in &order[start..=end] {
-            ranks[i] = mean_rank;
-        }
-        start = end + 1;
-    }
-    ranks
-}
-
-fn pearson(a: &[f64], b: &[f64]) -> Option<f64> {
-    let n = a.len() as f64;
-    let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
-    let cov: f64 = a.iter().zip(b).map(|(x, y)| (x - ma) * (y - mb)).sum();
-    let va: f64 = a.iter().map(|x| (x - ma).powi(2)).sum();
-    let vb: f64 = b.iter().map(|y| (y - mb).powi(2)).sum();
-    if va == 0.0 || vb == 0.0 {
-        return None;
-    }
-    Some(cov / (va * vb).sqrt())
-}
-
 /// What a judge said about one item: its label (None = unscored) and expected score.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct JudgedItem {
     pub label: Option<String>,
     pub score: Option<f64>,
+    /// Length of the judged answer in words (None when there was no answer).
+    pub words: Option<usize>,
 }
 
 /// Agreement of each judge in `verdicts` (question id → judge → what it said) with the human
@@ -188,6 +183,8 @@ pub fn compare_with_labels(
     struct Pairs {
         labels: Vec<(usize, usize)>,
         scores: Vec<(f64, f64)>,
+        /// (judge score, answer words).
+        lengths: Vec<(f64, usize)>,
         unscored: usize,
     }
     let mut by_judge: BTreeMap<&str, Pairs> = BTreeMap::new();
@@ -204,6 +201,9 @@ pub fn compare_with_labels(
                 entry.labels.push((human, j));
                 if let Some(score) = judged.score {
                     entry.scores.push((human as f64, score));
+                    if let Some(words) = judged.words {
+                        entry.lengths.push((score, words));
+                    }
                 }
             }
             None => entry.unscored += 1,
@@ -215,7 +215,7 @@ pub fn compare_with_labels(
             let mut a = agreement(judge, &outcomes_of[judge], &pairs.labels, pairs.unscored);
             let (human, scores): (Vec<f64>, Vec<f64>) = pairs.scores.into_iter().unzip();
             a.score_spearman = spearman(&human, &scores);
-            a
+            a.with_length(&pairs.lengths)
         })
         .collect())
 }
@@ -249,6 +249,47 @@ pub fn fit_thresholds(pairs: &[(usize, f64)], k: usize) -> Option<Vec<f64>> {
 /// The outcome index a score falls in under cut points `cuts`.
 pub fn band(score: f64, cuts: &[f64]) -> usize {
     cuts.iter().filter(|t| score >= **t).count()
+}
+
+#[cfg(test)]
+mod length_tests {
+    use super::*;
+
+    fn item(label: &str, score: f64, words: usize) -> JudgedItem {
+        JudgedItem { label: Some(label.into()), score: Some(score), words: Some(words) }
+    }
+
+    /// A judge that says Yes to long answers and No to short ones, whatever the labels say.
+    #[test]
+    fn a_judge_that_follows_length_is_marked() {
+        let outcomes = BTreeMap::from([("correct".to_string(), vec!["No".to_string(), "Yes".to_string()])]);
+        let said = [("q1", "Yes", 0.2, 20), ("q2", "No", 0.4, 90), ("q3", "Yes", 0.7, 150), ("q4", "No", 0.9, 300)];
+        let mut verdicts = BTreeMap::new();
+        let mut labels = Vec::new();
+        for (id, human, score, words) in said {
+            let judged = item(if score >= 0.5 { "Yes" } else { "No" }, score, words);
+            verdicts.insert(id.to_string(), BTreeMap::from([("correct".to_string(), judged)]));
+            labels.push(HumanLabel { id: id.into(), judge: "correct".into(), label: human.into(), note: None });
+        }
+        let a = &compare_with_labels(&outcomes, &verdicts, &labels).unwrap_or_default()[0];
+        assert_eq!(a.length_spearman, Some(1.0));
+        let label_rho = spearman(&[1.0, 0.0, 1.0, 0.0], &[0.2, 0.4, 0.7, 0.9]);
+        assert_eq!(a.label_spearman, label_rho);
+        assert!(a.length_biased, "{a:?}");
+    }
+
+    #[test]
+    fn a_judge_that_follows_the_labels_is_not_marked() {
+        assert!(!length_biased(Some(0.3), Some(0.8)));
+        assert!(!length_biased(Some(-0.5), Some(-0.6)));
+        assert!(length_biased(Some(-0.5), Some(0.2)), "a negative length correlation counts too");
+        assert!(length_biased(Some(0.1), None), "no label correlation at all");
+        assert!(!length_biased(None, None));
+        // Without lengths (no answer text) nothing is claimed.
+        let a = agreement("correct", &["No".into(), "Yes".into()], &[(0, 0), (1, 1)], 0).with_length(&[]);
+        assert_eq!((a.length_spearman, a.length_biased), (None, false));
+        assert_eq!(a.label_spearman, a.spearman);
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ pub mod citation;
 pub mod lexical;
 pub mod normalize;
 pub mod numbers;
+pub mod rank_correlation;
 pub mod ranking;
 pub mod refusal;
 pub mod rouge;

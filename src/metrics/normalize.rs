@@ -17,6 +17,11 @@ pub fn split_python_whitespace(text: &str) -> impl Iterator<Item = &str> {
         .filter(|piece| !piece.is_empty())
 }
 
+/// Number of words of `text` as `str.split()` counts them: the length of an answer.
+pub fn word_count(text: &str) -> usize {
+    split_python_whitespace(text).count()
+}
+
 /// Python's `re` `\w` on `str` is letters, numbers and the underscore. Rust's
 /// `is_alphanumeric` agrees on letters and numbers except for a few combining marks and
 /// symbol letters (Unicode `Other_Alphabetic`, e.g. Ⓐ, Devanagari vowel signs) that Rust counts

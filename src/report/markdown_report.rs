@@ -69,7 +69,8 @@ pub fn render(reports: &[RunReport], seed: u64) -> Result<String, ReportError> {
                     Some(m) => {
                         let unscored = if m.unscored > 0 { format!(" ({} unscored)", m.unscored) } else { String::new() };
                         let passed = m.pass_rate.map(|p| format!(", passed {:.0}%", p * 100.0)).unwrap_or_default();
-                        format!("{:.3} [{:.3}, {:.3}] n={}{unscored}{passed}", m.mean, m.ci95[0], m.ci95[1], m.n)
+                        let length = m.length_spearman.map(|rho| format!(", length ρ {rho:.2}")).unwrap_or_default();
+                        format!("{:.3} [{:.3}, {:.3}] n={}{unscored}{passed}{length}", m.mean, m.ci95[0], m.ci95[1], m.n)
                     }
                     None => "—".into(),
                 })

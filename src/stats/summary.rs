@@ -1,7 +1,9 @@
 //! A run's summary: for each metric and judge, the mean, its 95% interval, how many items it
-//! scored and how many could not be scored (the target or the judge failed on them).
+//! scored and how many could not be scored (the target or the judge failed on them); for
+//! judges also the Spearman of their score with the answer's length.
 
 use super::bootstrap::{mean, mean_ci95};
+use crate::metrics::rank_correlation::length_spearman;
 use crate::record::ItemRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -18,6 +20,10 @@ pub struct MetricSummary {
     /// the mean score (the expected value).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pass_rate: Option<f64>,
+    /// Judges: Spearman of the score with the answer's length in words (a judge that scores
+    /// long answers high whatever they say shows here); None for metrics or when undefined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub length_spearman: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -43,6 +49,8 @@ pub fn summarize(items: &[ItemRecord], seed: u64) -> RunSummary {
     let mut values: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let mut unscored: BTreeMap<String, usize> = BTreeMap::new();
     let mut passed: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    // Per judge: (score, answer text) of every scored item with an answer.
+    let mut lengths: BTreeMap<String, Vec<(f64, &str)>> = BTreeMap::new();
     for item in items {
         for (name, value) in &item.metrics {
             values.entry(name.clone()).or_default().push(*value);
@@ -51,6 +59,9 @@ pub fn summarize(items: &[ItemRecord], seed: u64) -> RunSummary {
             match verdict.score {
                 Some(score) => {
                     values.entry(judge.clone()).or_default().push(score);
+                    if let Some(answer) = &item.answer {
+                        lengths.entry(judge.clone()).or_default().push((score, answer.text.as_str()));
+                    }
                     if let Some(pass) = verdict.passed {
                         let counts = passed.entry(judge.clone()).or_default();
                         counts.0 += usize::from(pass);
@@ -72,6 +83,7 @@ pub fn summarize(items: &[ItemRecord], seed: u64) -> RunSummary {
                 // A failed target item would have been scored by every metric.
                 unscored: errors + unscored.get(&name).copied().unwrap_or(0),
                 pass_rate: passed.get(&name).filter(|c| c.1 > 0).map(|(p, n)| *p as f64 / *n as f64),
+                length_spearman: lengths.get(&name).and_then(|l| length_spearman(l.iter().copied())),
             };
             Some((name, summary))
         })
@@ -139,5 +151,25 @@ mod tests {
         assert!((correct.pass_rate.unwrap() - 2.0 / 3.0).abs() < 1e-12, "unscored items are not in the rate");
         let without: Vec<ItemRecord> = vec![item("a", verdict(0.9, None))];
         assert_eq!(summarize(&without, 0).metrics["correct"].pass_rate, None, "no threshold, no rate");
+    }
+
+    #[test]
+    fn judges_get_the_spearman_of_their_score_with_answer_length() {
+        let answered = |id: &str, score: f64, text: &str| {
+            let mut it = item(id, Verdict { score: Some(score), ..Verdict::default() });
+            it.answer = Some(crate::record::Answer { text: text.into(), ..crate::record::Answer::default() });
+            it.metrics.insert("token_f1".into(), score);
+            it
+        };
+        let items = vec![
+            answered("a", 0.2, "Five seconds."),
+            answered("b", 0.5, "Hold it for five seconds."),
+            answered("c", 0.9, "Hold the reset button for five seconds until the LED blinks."),
+            // No answer (the target failed): no length to compare.
+            item("d", Verdict { score: Some(0.1), ..Verdict::default() }),
+        ];
+        let summary = summarize(&items, 0);
+        assert_eq!(summary.metrics["correct"].length_spearman, Some(1.0));
+        assert_eq!(summary.metrics["token_f1"].length_spearman, None, "metrics are not judges");
     }
 }

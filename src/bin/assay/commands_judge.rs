@@ -124,10 +124,11 @@ pub fn agree(runs: &[String], labels: &[PathBuf], options: AgreeOptions, judges_
         // One key space per run: `0:q001` and `1:q001` are different items.
         let key = |id: &str| if runs.len() == 1 { id.to_string() } else { format!("{index}:{id}") };
         for item in store.items(&record.id)? {
+            let words = item.answer.as_ref().map(|a| assay::metrics::normalize::word_count(&a.text));
             let labels = item
                 .verdicts
                 .iter()
-                .map(|(judge, v)| (judge.clone(), JudgedItem { label: v.label.clone(), score: v.score }))
+                .map(|(judge, v)| (judge.clone(), JudgedItem { label: v.label.clone(), score: v.score, words }))
                 .collect();
             verdicts.insert(key(&item.question.id), labels);
         }
@@ -246,7 +247,7 @@ fn add_pass_fail_rows(
                 (Some(l), Some(spec)) if spec.outcomes == pass_fail => Some(l.clone()),
                 _ => label,
             };
-            items.insert(key.clone(), JudgedItem { label, score: j.score });
+            items.insert(key.clone(), JudgedItem { label, score: j.score, words: j.words });
         }
         for label in human.iter().filter(|l| l.judge == base) {
             let passes = base_spec.passes(&label.label).unwrap_or(false);
@@ -268,19 +269,28 @@ fn fmt(value: Option<f64>) -> String {
 
 pub fn print_agreements(agreements: &[Agreement]) {
     println!(
-        "{:<14} {:>4} {:>9} {:>9} {:>7} {:>9} {:>15}",
-        "judge", "n", "unscored", "accuracy", "kappa", "spearman", "score spearman"
+        "{:<14} {:>4} {:>9} {:>9} {:>7} {:>9} {:>15} {:>16}",
+        "judge", "n", "unscored", "accuracy", "kappa", "spearman", "score spearman", "length spearman"
     );
     for a in agreements {
         println!(
-            "{:<14} {:>4} {:>9} {:>9} {:>7} {:>9} {:>15}",
+            "{:<14} {:>4} {:>9} {:>9} {:>7} {:>9} {:>15} {:>16}",
             a.judge,
             a.n,
             a.unscored,
             fmt(Some(a.accuracy)),
             fmt(a.kappa),
             fmt(a.spearman),
-            fmt(a.score_spearman)
+            fmt(a.score_spearman),
+            fmt(a.length_spearman)
+        );
+    }
+    for a in agreements.iter().filter(|a| a.length_biased) {
+        println!(
+            "\nwarning: {}'s score tracks answer length (Spearman {} with words) more than the labels (Spearman {})",
+            a.judge,
+            fmt(a.length_spearman),
+            fmt(a.label_spearman)
         );
     }
     for a in agreements {

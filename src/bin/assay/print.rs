@@ -69,17 +69,27 @@ pub fn print_run_summary(report: &RunReport) {
         println!("no scored items");
         return;
     }
-    println!("{}  {:>6}  {:>17}  {:>4}  {:>8}  {:>6}", terminal::pad("metric", 20), "mean", "95% CI", "n", "unscored", "passed");
+    println!(
+        "{}  {:>6}  {:>17}  {:>4}  {:>8}  {:>6}  {:>8}",
+        terminal::pad("metric", 20),
+        "mean",
+        "95% CI",
+        "n",
+        "unscored",
+        "passed",
+        "length ρ"
+    );
     for (name, m) in &summary.metrics {
         println!(
-            "{}  {:>6.3}  [{:>6.3}, {:>6.3}]  {:>4}  {:>8}  {:>6}",
+            "{}  {:>6.3}  [{:>6.3}, {:>6.3}]  {:>4}  {:>8}  {:>6}  {:>8}",
             terminal::pad(name, 20),
             m.mean,
             m.ci95[0],
             m.ci95[1],
             m.n,
             m.unscored,
-            m.pass_rate.map(|p| format!("{:.0}%", p * 100.0)).unwrap_or_default()
+            m.pass_rate.map(|p| format!("{:.0}%", p * 100.0)).unwrap_or_default(),
+            m.length_spearman.map(|rho| format!("{rho:.2}")).unwrap_or_default()
         );
     }
 }
