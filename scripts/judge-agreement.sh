@@ -53,6 +53,9 @@ import json, sys
 out, models = sys.argv[1], sys.argv[2:]
 def f(v):
     return "n/a" if v is None or v != v else f"{v:.3f}"
+def length(a):
+    # Older JSON (before `agree` reported length) has no such field.
+    return f(a.get("length_spearman")) + (" ⚠" if a.get("length_biased") else "")
 print("# Judge agreement with human labels\n")
 print("Made by `scripts/judge-agreement.sh`: each judge run by each model on both sample answer")
 print("sets of `datasets/trailgear` (careful and sloppy, 90 answers each), pooled, against labels")
@@ -64,9 +67,12 @@ print("label; kappa is Cohen's (quadratic-weighted for the 4-level `correctness`
 print("Spearman is the rank correlation of the judge's label with the human one; *score Spearman*")
 print("ranks the judge's expected score instead, which shows a judge that orders answers well")
 print("even where its most probable label sits on the wrong side. Choice mode cannot fail to")
-print("parse: `unscored` counts items the judge could not score for another reason.\n")
-print("| judge | model | n | unscored | accuracy | kappa | Spearman | score Spearman |")
-print("|---|---|---:|---:|---:|---:|---:|---:|")
+print("parse: `unscored` counts items the judge could not score for another reason.")
+print("*Length Spearman* is the rank correlation of the judge's expected score with the answer's")
+print("length in words over the same answers; ⚠ marks a judge whose score tracks length more than")
+print("it tracks the labels (|length Spearman| > |score Spearman|), as `assay agree` warns.\n")
+print("| judge | model | n | unscored | accuracy | kappa | Spearman | score Spearman | length Spearman |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
 rows = []
 for model in models:
     for a in json.load(open(f"{out}/{model}.json")):
@@ -74,20 +80,20 @@ for model in models:
 rows.sort(key=lambda r: (r[0], models.index(r[1])))
 for judge, model, a in rows:
     print(f"| {judge} | {model} | {a['n']} | {a['unscored']} | {f(a['accuracy'])} | {f(a.get('kappa'))} "
-          f"| {f(a.get('spearman'))} | {f(a.get('score_spearman'))} |")
+          f"| {f(a.get('spearman'))} | {f(a.get('score_spearman'))} | {length(a)} |")
 print("\n## Long answers\n")
 print("The same `correct` judge on two sets of long answers, each against its `labels-long.jsonl`:")
 print("`trailgear`, 38 answers of 175-437 words written for this project (most of them right, with")
 print("details the reference does not mention), and `realdocs-hard`, 42 answers of 26-338 words that")
 print("small local models wrote about six real PDFs (see its SOURCES.md).\n")
-print("| answers | model | n | unscored | accuracy | kappa | score Spearman | right answers failed | wrong answers passed |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+print("| answers | model | n | unscored | accuracy | kappa | score Spearman | length Spearman | right answers failed | wrong answers passed |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 for tag, dataset in [("long", "trailgear"), ("rdh-long", "realdocs-hard")]:
     for model in models:
         for a in json.load(open(f"{out}/{model}-{tag}.json")):
             (no_no, no_yes), (yes_no, yes_yes) = a["confusion"]
             print(f"| {dataset} | {model} | {a['n']} | {a['unscored']} | {f(a['accuracy'])} | {f(a.get('kappa'))} "
-                  f"| {f(a.get('score_spearman'))} | {yes_no} of {yes_no + yes_yes} | {no_yes} of {no_no + no_yes} |")
+                  f"| {f(a.get('score_spearman'))} | {length(a)} | {yes_no} of {yes_no + yes_yes} | {no_yes} of {no_no + no_yes} |")
 print(f"\n## Confusion matrices of {models[0]}\n")
 print("Rows are the human labels, columns the judge's.\n")
 for judge, model, a in rows:
