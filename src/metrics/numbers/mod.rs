@@ -86,7 +86,7 @@ enum Verdict {
 
 fn verdict(a: &Mention, known: &[Mention], said: &[Mention]) -> Verdict {
     let mut opposite_sign = None;
-    for r in known.iter().filter(|r| comparable(a.kind, r.kind) && values_agree(a, r)) {
+    for r in known.iter().filter(|r| supports(a, r) && values_agree(a, r)) {
         if opposite(a.direction, r.direction) {
             opposite_sign = opposite_sign.or(Some(r));
         } else {
@@ -103,8 +103,15 @@ fn verdict(a: &Mention, known: &[Mention], said: &[Mention]) -> Verdict {
     let candidate = known
         .iter()
         .filter(|r| contradictable(a, r) && same_quantity(a, r))
-        // The answer states that value too: `a` is likely another quantity.
-        .filter(|r| !said.iter().any(|s| comparable(s.kind, r.kind) && values_agree(s, r)))
+        // The answer states that value too, of something at least as like it: `a` is likely
+        // another quantity. (The same value said of something else does not count: `6.4
+        // percent for Black women` stays checkable beside `unemployment stood at 6.4 percent`.)
+        .filter(|r| {
+            let common = shared(&a.keywords, &r.keywords);
+            !said.iter().any(|s| {
+                !std::ptr::eq(s, a) && comparable(s.kind, r.kind) && values_agree(s, r) && shared(&s.keywords, &r.keywords) >= common
+            })
+        })
         // Ties (this year's and last year's figure): the nearer value is the one meant.
         .max_by(|r, s| {
             let gap = |m: &Mention| -(m.value - a.value).abs();
@@ -148,13 +155,28 @@ fn comparable(a: Kind, b: Kind) -> bool {
     }
 }
 
+/// `r` can support `a`: comparable kinds, or a plain figure of a table (`4.7` in a row of
+/// `Consumer Price Index, percent change`) for a percentage, points, a measure or a multiple.
+fn supports(a: &Mention, r: &Mention) -> bool {
+    let plain = |m: &Mention| m.kind == Kind::Amount { currency: None } && !m.has_scale;
+    let unit_kind = |m: &Mention| matches!(m.kind, Kind::Percent | Kind::Points | Kind::Measure(_) | Kind::Multiple);
+    comparable(a.kind, r.kind) || (unit_kind(a) && plain(r)) || (plain(a) && unit_kind(r))
+}
+
+/// A plain count (no currency, scale or unit) is compared only with a count of the same thing:
+/// the word after both must be the same (`12 stores` and `15 stores`; not `2 × USB-C` and
+/// `100 W`).
+fn same_count_noun(a: &Mention, r: &Mention) -> bool {
+    a.noun.is_some() && a.noun == r.noun
+}
+
 /// Kinds that can contradict each other: the same kind exactly, and for amounts the same
 /// footing (money against money or a scaled count; a bare table figure has no stated scale).
 fn contradictable(a: &Mention, r: &Mention) -> bool {
     match (a.kind, r.kind) {
         (Kind::Amount { currency: x }, Kind::Amount { currency: y }) => match (x, y) {
             (Some(x), Some(y)) => x == y,
-            (None, None) => a.has_scale == r.has_scale,
+            (None, None) => a.has_scale == r.has_scale && (a.has_scale || same_count_noun(a, r)),
             _ => a.has_scale && r.has_scale,
         },
         (Kind::Date { has_day: x }, Kind::Date { has_day: y }) => x == y,
@@ -237,12 +259,18 @@ fn derived(a: &Mention, known: &[Mention]) -> bool {
     }
     // Pairs grow with the square of the numbers; a long context keeps its first 80.
     let pool: Vec<&Mention> = known.iter().filter(|r| !matches!(r.kind, Kind::Year | Kind::Date { .. })).take(80).collect();
-    let slack = 2.0 * a.tolerance + 0.005 * a.value.abs();
-    let near = |v: f64| v.is_finite() && (v.abs() - a.value).abs() <= slack;
+    // Within the answer's own rounding, strictly: `3` is not 1.5 + 1 (2.5 may round either way).
+    let slack = a.tolerance.max(0.005 * a.value.abs());
+    let near = |v: f64| v.is_finite() && (v.abs() - a.value).abs() < slack;
     for (i, x) in pool.iter().enumerate() {
         for y in &pool[i + 1..] {
             // Both numbers must be about what `a` is about, or any two figures would do.
-            if !comparable(x.kind, y.kind) || shared(&a.keywords, &x.keywords) == 0 || shared(&a.keywords, &y.keywords) == 0 {
+            // The same figure twice (the reference and the context both state it) derives nothing.
+            if !comparable(x.kind, y.kind)
+                || x.value == y.value
+                || shared(&a.keywords, &x.keywords) == 0
+                || shared(&a.keywords, &y.keywords) == 0
+            {
                 continue;
             }
             let same_footing = x.has_scale == y.has_scale;

@@ -70,6 +70,9 @@ pub struct Mention {
     pub keywords: Vec<String>,
     /// Years named in the same sentence (other than the mention itself).
     pub years: Vec<i32>,
+    /// The word right after the number (`12 stores` -> `store`, `34 Nm` -> `nm`): what a
+    /// plain count counts. None when a sign, punctuation or a common word follows.
+    pub noun: Option<String>,
     /// The digits' own value and rounding, and what was multiplied in (scale × unit factor):
     /// a range's bare first end borrows the second end's multiplier.
     number: f64,
@@ -392,7 +395,10 @@ fn read_suffix(chars: &[char], mut k: usize, currency: Option<&'static str>) -> 
                     suffix.currency = Some(code);
                     suffix.end = end;
                 }
-            } else if let Some(unit) = unit_word(&word).or_else(|| (word == "m" && suffix.scale.is_none()).then(|| unit_word("metre")).flatten()) {
+            } else if let Some(unit) = unit_word(&word)
+                .or_else(|| attached_unit(&word))
+                .or_else(|| (word == "m" && suffix.scale.is_none()).then(|| unit_word("metre")).flatten())
+            {
                 suffix.kind = Some((Kind::Measure(unit.dimension), unit.factor));
                 suffix.end = end;
             }
@@ -569,7 +575,7 @@ fn read_number(chars: &[char], start: usize) -> (Option<Mention>, usize) {
     // `Summit Stove 2`, `AquaPure 500`, `Boeing 737`: a bare integer right after a capitalised
     // word inside a sentence is part of a name.
     let year_like = integer_digits.len() == 4 && (1800.0..=2100.0).contains(&number);
-    if currency.is_none() && decimals == 0 && !separated && !year_like && !matches!(at(chars, j), Some('%' | '.' | ',' | '-' | ':')) && capitalised_name_before(chars, q) {
+    if currency.is_none() && decimals == 0 && !separated && !year_like && !matches!(at(chars, j), Some('%' | '-' | ':')) && capitalised_name_before(chars, q) {
         let suffix_is_unit = read_suffix(chars, j, None).is_some_and(|s| s.kind.is_some() || s.scale.is_some());
         if !suffix_is_unit {
             return skip(start);
@@ -639,6 +645,7 @@ fn read_number(chars: &[char], start: usize) -> (Option<Mention>, usize) {
         end,
         keywords: Vec::new(),
         years: Vec::new(),
+        noun: None,
         number,
         number_tolerance,
         multiplier,
@@ -673,6 +680,7 @@ fn read_spelled(chars: &[char], start: usize, end: usize) -> Option<Mention> {
         end: suffix.end,
         keywords: Vec::new(),
         years: Vec::new(),
+        noun: None,
         number,
         number_tolerance: 0.5,
         multiplier,
@@ -715,6 +723,7 @@ fn find_dates(chars: &[char]) -> (Vec<Mention>, Vec<(usize, usize)>) {
             end,
             keywords: Vec::new(),
             years: Vec::new(),
+            noun: None,
             number: value,
             number_tolerance: 0.0,
             multiplier: 1.0,
@@ -1031,7 +1040,24 @@ fn add_context(chars: &[char], mentions: &mut [Mention]) {
         named.sort_unstable();
         named.dedup();
         m.years = named;
+        m.noun = noun_after(chars, m.end);
     }
+}
+
+/// The word after one space at `k`, lowercased and singular, unless it is a common word.
+fn noun_after(chars: &[char], k: usize) -> Option<String> {
+    if !is_space(at(chars, k)) || !is_alpha(at(chars, k + 1)) {
+        return None;
+    }
+    let end = word_end(chars, k + 1);
+    let lower = chars[k + 1..end].iter().collect::<String>().to_lowercase();
+    if STOPWORDS.contains(&lower.as_str()) {
+        return None;
+    }
+    Some(match lower.strip_suffix('s') {
+        Some(stem) if stem.len() > 2 && !stem.ends_with('s') => stem.to_string(),
+        _ => lower,
+    })
 }
 
 #[cfg(test)]

@@ -92,6 +92,16 @@ fn different_quantities_in_one_sentence_are_not_conflicts() {
         "About 50 minutes to 80% and about 1.5 hours to full.",
     )
     .is_empty());
+    // Counts of different things (`2 ×` ports against `100 W`), and a footnote mark in a table
+    // row (`Consumer Price Index, 2 percent change ... 4.6 4.7`) against a stated percentage.
+    assert!(conflicts("2 × USB-C (100 W each) and 2 × USB-A", "two USB-C ports rated at 100 W each").is_empty());
+    assert!(conflicts(
+        "The forecast assumes consumer price inflation of 4.7 percent in 2022.",
+        "Consumer Price Index, 2 percent change, year/year ...... 1.2 4.6 4.7 2.3 2.3",
+    )
+    .is_empty());
+    assert_eq!(conflicts("The store network has 12 stores.", "The network has 15 stores.").len(), 1);
+    assert!(conflicts("The network has 12 outlets.", "The network has 15 stores.").is_empty());
     // Per-share figures against totals.
     assert!(conflicts("Net income was $2.1 billion.", "Diluted earnings per share were $2.47.").is_empty());
 }
