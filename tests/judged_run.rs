@@ -72,6 +72,11 @@ fn verdicts_are_stored_with_their_distribution() {
             .flat_map(|row| row.as_array().unwrap().iter().map(|c| c.as_u64().unwrap()))
             .sum();
         assert_eq!(confusion, agreement["n"].as_u64().unwrap());
+        // Length bias beside the label agreement (null where 4 items leave it undefined).
+        assert!(agreement["length_biased"].is_boolean(), "{agreement}");
+        for key in ["length_spearman", "label_spearman"] {
+            assert!(agreement[key].is_null() || agreement[key].as_f64().is_some_and(|r| r.abs() <= 1.0), "{key}: {agreement}");
+        }
     }
     // One labels file per run, or a usage error.
     let out = Command::new(env!("CARGO_BIN_EXE_assay"))
