@@ -198,6 +198,31 @@ fn rag_and_judges_run_over_llama_server_and_agree_with_the_in_process_runtime() 
         assert!((got - divided).abs() < 1e-9, "{got} vs {divided}: {verdicts}");
     }
 
+    // The statements judge over the server: every statement checked with one first-token
+    // request, and each statement's P(supported) close to the in-process runtime's.
+    let statements = |judge_model: &str, db: &Path| {
+        items(&ok(assay(
+            &models,
+            db,
+            &["run", dataset, "--target", "answers:answers-long.jsonl", "--judges", "supported", "--judge-model", judge_model, "--limit", "2", "--json"],
+        )))
+    };
+    let served = statements("smol-served", &db);
+    let local = statements("smol-local", &dir.path().join("local.sqlite"));
+    let mut deltas = Vec::new();
+    for (a, b) in served.iter().zip(&local) {
+        let (sa, sb) = (&a["verdicts"]["supported"]["statements"], &b["verdicts"]["supported"]["statements"]);
+        let (sa, sb) = (sa.as_array().expect("served statements"), sb.as_array().expect("local statements"));
+        assert!(!sa.is_empty() && sa.len() == sb.len(), "{a}");
+        for (x, y) in sa.iter().zip(sb) {
+            assert_eq!(x["text"], y["text"]);
+            deltas.push((x["supported"].as_f64().unwrap() - y["supported"].as_f64().unwrap()).abs());
+        }
+    }
+    let mean = deltas.iter().sum::<f64>() / deltas.len() as f64;
+    eprintln!("P(supported) served vs in-process over {} statements: mean |Δ| {mean:.3}", deltas.len());
+    assert!(mean <= 0.06, "mean |ΔP| {mean:.3}: {deltas:?}");
+
     // Reranking over the server: each of the first stage's chunks scored by first-token P(Yes).
     let out = ok(assay(
         &models,

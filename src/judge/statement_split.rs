@@ -188,8 +188,8 @@ mod tests {
     #[test]
     fn decimals_and_abbreviations_do_not_end_sentences() {
         assert_eq!(
-            split_statements("It costs 3.5 million, e.g. for ACME Inc. Corp. That is all there is."),
-            vec!["It costs 3.5 million, e.g. for ACME Inc. Corp.", "That is all there is."]
+            split_statements("It costs 3.5 million, e.g. for ACME Inc. in 2020. That is all there is."),
+            vec!["It costs 3.5 million, e.g. for ACME Inc. in 2020.", "That is all there is."]
         );
     }
 

@@ -21,6 +21,7 @@ use super::reading::{branch_points, Reader};
 use super::spec::JudgeSpec;
 use super::statement_split::{grouped, split_statements};
 use super::Verdict;
+use crate::llm::prompt_text::without_chat_markers;
 use crate::llm::{option_distribution, LanguageModel};
 use crate::metrics::numbers::number_conflict;
 use crate::record::{StatementCheck, StatementSide};
@@ -54,13 +55,16 @@ pub fn plan(variables: &BTreeMap<&str, String>) -> Result<Vec<PlannedCheck>, Str
         return Err("no reference answer (the question expects a refusal)".into());
     }
     let question = variables.get("question").cloned().unwrap_or_default();
+    // Chat-marker text is no statement (and its bars would read as a table row): the split and
+    // the statements shown are of the text the judge reads.
+    let (answer, reference) = (without_chat_markers(answer), without_chat_markers(reference));
     let mut checks = Vec::new();
-    for (side, from, against) in [(StatementSide::Answer, answer, reference), (StatementSide::Reference, reference, answer)] {
+    for (side, from, against) in [(StatementSide::Answer, &answer, &reference), (StatementSide::Reference, &reference, &answer)] {
         for statement in grouped(split_statements(from), MAX_STATEMENTS) {
+            let number_conflict = number_conflict(&statement, against);
             let variables = [("question", question.clone()), ("text", against.clone()), ("claim", statement.clone())]
                 .into_iter()
                 .collect();
-            let number_conflict = number_conflict(&statement, against);
             checks.push(PlannedCheck { side, statement, variables, number_conflict });
         }
     }
@@ -193,13 +197,22 @@ mod tests {
         assert_eq!(checks.iter().filter(|c| c.side == StatementSide::Reference).count(), 1);
         assert!(checks[0].number_conflict.is_some(), "{checks:?}");
         let spec = builtin("supported").expect("built-in");
-        // The model said Yes to everything; the vetoed statement still counts as unsupported.
+        // The model said Yes to everything; the vetoed statements (the answer's revenue, and the
+        // reference's, which the answer contradicts) still count as unsupported.
+        assert!(checks[2].number_conflict.is_some(), "{checks:?}");
         let out = verdicts(&spec, &checks, &[0.9, 0.9, 0.9]);
         let main = &out[0].1;
         assert_eq!(main.statements[0].supported, 0.0);
-        let (p, r) = (0.45, 0.9);
-        assert!((main.score.expect("score") - 2.0 * p * r / (p + r)).abs() < 1e-9);
+        assert_eq!(main.score, Some(0.0));
         assert_eq!(out[1].1.score, Some(0.45));
+        assert_eq!(out[2].1.score, Some(0.0));
+        // Without the contradiction, F1 of the two means.
+        let fine = plan(&variables("Revenue was $4.2 billion in 2022.", "Revenue was $4.2 billion in 2022. It sells cigarettes."))
+            .expect("plan");
+        assert!(fine.iter().all(|c| c.number_conflict.is_none()));
+        let out = verdicts(&spec, &fine, &[0.8, 0.2, 0.6]);
+        let (p, r) = (0.5, 0.6);
+        assert!((out[0].1.score.expect("score") - 2.0 * p * r / (p + r)).abs() < 1e-9);
     }
 
     #[test]
