@@ -190,18 +190,22 @@ fn shared(a: &[String], b: &[String]) -> usize {
 }
 
 /// The two numbers are said of the same thing: the key words around them match (at least two
-/// in common, one when both have at most two, three for years) and no year tells them apart.
+/// in common, or the one word each has, three for years), neither is a cell of a table row, and
+/// no year tells them apart.
 fn same_quantity(a: &Mention, r: &Mention) -> bool {
     if !a.years.is_empty() && !r.years.is_empty() && !a.years.iter().any(|y| r.years.contains(y)) {
         return false;
     }
+    if a.tabular || r.tabular {
+        return false;
+    }
     let common = shared(&a.keywords, &r.keywords);
-    // One word in common is enough only between two short contexts (`Margin: 12%`): beside a
-    // long one it is a coincidence (`full` in `about 3.8 hours in Quiet Charge mode to full`).
-    let both_short = a.keywords.len() <= 2 && r.keywords.len() <= 2;
+    // One word in common is enough only when it is all either side says (`Margin: 12%`):
+    // beside more words it is a coincidence (`request` in `the Naval Reactors budget request`).
+    let both_single = a.keywords.len() == 1 && r.keywords.len() == 1;
     match a.kind {
         Kind::Year | Kind::Date { .. } => common >= 3,
-        _ => common >= 2 || (common == 1 && both_short),
+        _ => common >= 2 || (common == 1 && both_single),
     }
 }
 

@@ -70,6 +70,9 @@ pub struct Mention {
     pub keywords: Vec<String>,
     /// Years named in the same sentence (other than the mention itself).
     pub years: Vec<i32>,
+    /// One of three or more numbers in a row with no word between them (a table row read as
+    /// text): which column it belongs to is unknown, so it supports but never contradicts.
+    pub tabular: bool,
     /// The word right after the number (`12 stores` -> `store`, `34 Nm` -> `nm`): what a
     /// plain count counts. None when a sign, punctuation or a common word follows.
     pub noun: Option<String>,
@@ -645,6 +648,7 @@ fn read_number(chars: &[char], start: usize) -> (Option<Mention>, usize) {
         end,
         keywords: Vec::new(),
         years: Vec::new(),
+        tabular: false,
         noun: None,
         number,
         number_tolerance,
@@ -680,6 +684,7 @@ fn read_spelled(chars: &[char], start: usize, end: usize) -> Option<Mention> {
         end: suffix.end,
         keywords: Vec::new(),
         years: Vec::new(),
+        tabular: false,
         noun: None,
         number,
         number_tolerance: 0.5,
@@ -723,6 +728,7 @@ fn find_dates(chars: &[char]) -> (Vec<Mention>, Vec<(usize, usize)>) {
             end,
             keywords: Vec::new(),
             years: Vec::new(),
+            tabular: false,
             noun: None,
             number: value,
             number_tolerance: 0.0,
@@ -1005,6 +1011,21 @@ fn add_context(chars: &[char], mentions: &mut [Mention]) {
         }
     }
     let spans: Vec<(usize, usize)> = mentions.iter().map(|m| (m.start, m.end)).collect();
+    let dates: Vec<bool> = mentions.iter().map(|m| matches!(m.kind, Kind::Year | Kind::Date { .. })).collect();
+    // Runs of numbers with nothing but spaces and punctuation between them: table rows.
+    let no_word_between = |a: usize, b: usize| {
+        spans[a].1 <= spans[b].0 && !chars[spans[a].1..spans[b].0].iter().any(|c| c.is_alphabetic() || *c == '\n')
+    };
+    let mut tabular = vec![false; spans.len()];
+    let mut run_start = 0;
+    for i in 1..=spans.len() {
+        if i == spans.len() || !no_word_between(i - 1, i) {
+            if i - run_start >= 3 {
+                tabular[run_start..i].fill(true);
+            }
+            run_start = i;
+        }
+    }
     for (index, m) in mentions.iter_mut().enumerate() {
         let Some(&sentence) = sentence_of.get(m.start) else { continue };
         let in_sentence = |w: &&(usize, usize, String)| sentence_of[w.0] == sentence;
@@ -1013,8 +1034,10 @@ fn add_context(chars: &[char], mentions: &mut [Mention]) {
         // `revenues rose 12% to $4.2 billion` the amount shares the percentage's subject.
         let mut left_end = m.start;
         let mut left: Vec<&(usize, usize, String)> = Vec::new();
-        for &(s, e) in spans[..index].iter().rev() {
-            if e > left_end {
+        for (&(s, e), &dated) in spans[..index].iter().zip(&dates[..index]).rev() {
+            // A year or date names when, not what: the words before it still describe `m`
+            // (`the Weapons Activities FY 2025 Budget Request is $19.8 billion`).
+            if e > left_end || dated {
                 continue;
             }
             left = words.iter().filter(in_sentence).filter(|w| w.0 >= e && w.1 <= left_end).collect();
@@ -1041,6 +1064,7 @@ fn add_context(chars: &[char], mentions: &mut [Mention]) {
         named.dedup();
         m.years = named;
         m.noun = noun_after(chars, m.end);
+        m.tabular = tabular[index];
     }
 }
 
