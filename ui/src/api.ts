@@ -16,6 +16,8 @@ export interface MetricSummary {
   mean: number; ci95: [number, number]; n: number; unscored: number;
   /** Judges with a pass threshold: the share of items whose label passed. */
   pass_rate?: number;
+  /** Judges: Spearman of the score with the answer's length in words. */
+  length_spearman?: number;
 }
 
 export interface Verdict {

@@ -70,6 +70,9 @@ function cards(view: RunView): HTMLElement {
       h("div", { class: "value" }, fixed(m.mean)),
       h("div", { class: "sub" }, `95% ${interval(m.ci95)} · n=${m.n}`),
       m.pass_rate === undefined ? null : h("div", { class: "sub pass-rate" }, `passed: ${fixed(m.pass_rate * 100, 0)}% of items`),
+      m.length_spearman === undefined ? null
+        : h("div", { class: "sub length-rho", title: "Spearman correlation of the judge's score with the answer's length in words" },
+          `length ρ ${fixed(m.length_spearman, 2)}`),
       h("div", { class: m.unscored > 0 ? "sub warn" : "sub" }, `${m.unscored} unscored`)));
   }
   return grid;
