@@ -60,7 +60,7 @@ pub fn plan(variables: &BTreeMap<&str, String>) -> Result<Vec<PlannedCheck>, Str
     let (answer, reference) = (without_chat_markers(answer), without_chat_markers(reference));
     let mut checks = Vec::new();
     for (side, from, against) in [(StatementSide::Answer, &answer, &reference), (StatementSide::Reference, &reference, &answer)] {
-        for statement in grouped(split_statements(from), MAX_STATEMENTS) {
+        for statement in grouped(statements_of(from), MAX_STATEMENTS) {
             let number_conflict = number_conflict(&statement, against);
             let variables = [("question", question.clone()), ("text", against.clone()), ("claim", statement.clone())]
                 .into_iter()
@@ -69,9 +69,19 @@ pub fn plan(variables: &BTreeMap<&str, String>) -> Result<Vec<PlannedCheck>, Str
         }
     }
     if !checks.iter().any(|c| c.side == StatementSide::Answer) {
-        return Err("the answer has no statement to check (no sentence of three words or more)".into());
+        return Err("the answer is empty: no statement to check".into());
     }
     Ok(checks)
+}
+
+/// The statements of a text; a text too short to split ("$4.2 billion", "Yes") is one
+/// statement as it stands, so a short answer is checked, not left unscored.
+fn statements_of(text: &str) -> Vec<String> {
+    let statements = split_statements(text);
+    if statements.is_empty() && text.chars().any(char::is_alphanumeric) {
+        return vec![text.trim().to_string()];
+    }
+    statements
 }
 
 /// The judge's verdicts from each check's probability of support (`supported[i]` for
@@ -218,6 +228,9 @@ mod tests {
     #[test]
     fn items_that_cannot_be_judged_say_why() {
         assert!(plan(&variables(NO_REFERENCE, "Revenue was high this year.")).is_err());
-        assert!(plan(&variables("Revenue was $4.2 billion.", "Yes.")).is_err());
+        assert!(plan(&variables("Revenue was $4.2 billion.", " \n ")).is_err());
+        // A one-word answer is one statement, not an unscored item.
+        let short = plan(&variables("Revenue was $4.2 billion.", "$4.2 billion")).expect("plan");
+        assert_eq!(short[0].statement, "$4.2 billion");
     }
 }
