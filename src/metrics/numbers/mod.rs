@@ -9,7 +9,11 @@
 //! False conflicts hurt more than misses (a conflict vetoes a statement in the statement judge),
 //! so every doubt leaves a number unchecked.
 
+mod context;
+mod dates;
+mod mention;
 pub mod parse;
+mod scan;
 pub mod units;
 
 use parse::{find_mentions, Direction, Hedge, Kind, Mention};
