@@ -127,7 +127,7 @@ enum Command {
         judge_items: usize,
         /// Judge sets whose reading is measured, old layout against new (sets separated by
         /// `;`, judges by `,`); empty to leave it out.
-        #[arg(long, default_value = "correct,correctness;correct,correctness,claims")]
+        #[arg(long, default_value = "correct,supported;correct,correctness,claims")]
         judge_sets: String,
         /// Answers file (in the dataset folder) for the reading bench.
         #[arg(long, default_value = "answers-long.jsonl")]
