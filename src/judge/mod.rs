@@ -15,7 +15,6 @@ pub mod distribution;
 pub mod reading;
 pub mod served;
 pub mod spec;
-pub mod value_fence;
 pub mod statement_split;
 pub mod statements;
 

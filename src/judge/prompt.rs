@@ -1,14 +1,13 @@
-//! A judge's prompt for one item: the item's values (without chat-marker text, fenced, and
-//! marked untrusted, so no answer can write a turn into the prompt) and the tokens of the
-//! one-message chat the judge reads.
+//! A judge's prompt for one item: the item's values (without chat-marker text and marked
+//! untrusted, so no answer can write a turn into the prompt) and the tokens of the one-message
+//! chat the judge reads.
 
 use std::collections::BTreeMap;
 
 use super::spec::{Baseline, JudgeSpec};
-use super::value_fence::ValueFence;
 use crate::dataset::Question;
 use crate::llm::prompt_text::without_chat_markers;
-use crate::llm::{ChatMessage, LanguageModel, LlmError};
+use crate::llm::{untrusted, ChatMessage, LanguageModel, LlmError};
 use crate::record::Answer;
 
 /// What the reference is shown as when the right behaviour is to decline.
@@ -43,19 +42,19 @@ pub(super) fn baseline_variables<'a>(spec: &JudgeSpec, variables: &BTreeMap<&'a 
 
 /// The item's values for a judge's prompt template: without chat-marker text (the model's own
 /// control tokens' and every common format's, to a fixed point: read as text, a forged end of
-/// turn still sways a judge), fenced (`value_fence`), and marked untrusted (never control
-/// tokens).
+/// turn still sways a judge) and marked untrusted (never control tokens). Values are not
+/// fenced: a quoted block stating its length and datamarking both cost the 1.5B judge
+/// agreement with the sample labels (docs/judge-injection.md) and the forged turns stay
+/// inert without them.
 pub fn marked<'a>(model: &LanguageModel, variables: &BTreeMap<&'a str, String>) -> BTreeMap<&'a str, String> {
-    let fence = ValueFence::from_env();
-    variables.iter().map(|(k, v)| (*k, fence.fence(&model.tokenizer.without_control_text(v)))).collect()
+    variables.iter().map(|(k, v)| (*k, untrusted(&model.tokenizer.without_control_text(v)))).collect()
 }
 
 /// The item's values for a served judge's prompt template: without the chat markers of every
-/// common format (the server's vocabulary is not ours to read), fenced and marked untrusted;
-/// the server client strips marker text from marked values again (`prompt_text::for_server`).
+/// common format (the server's vocabulary is not ours to read) and marked untrusted; the
+/// server client strips marker text from marked values again (`prompt_text::for_server`).
 pub fn marked_for_server<'a>(variables: &BTreeMap<&'a str, String>) -> BTreeMap<&'a str, String> {
-    let fence = ValueFence::from_env();
-    variables.iter().map(|(k, v)| (*k, fence.fence(&without_chat_markers(v)))).collect()
+    variables.iter().map(|(k, v)| (*k, untrusted(&without_chat_markers(v)))).collect()
 }
 
 /// Token ids of a one-message chat whose user text is `rendered` (values already marked).

@@ -46,7 +46,7 @@ impl ServedJudgePanel {
         Ok(ServedJudgePanel { server, judges: specs })
     }
 
-    /// The prompt with the item's values, chat markers taken out and fenced (the server's
+    /// The prompt with the item's values, chat markers taken out and marked (the server's
     /// tokenizer is not ours to ask which text is a value).
     fn render(&self, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<String, JudgeError> {
         Ok(spec.render(&marked_for_server(variables))?)
