@@ -103,9 +103,10 @@ print("wrote about real PDFs (each set's SOURCES.md says how; LABELLING.md the r
 print("Spearman* ranks the judge's score against a claim-level reference (claims-long.jsonl: each")
 print("answer's claims checked against the reference answer and back, by reading; CLAIMS.md), the")
 print("way a strong reference judge's claim F1 is used; ROUGE-L and token F1 are there to beat.")
-print("*s/answer* is the judging time per answer (all judges of the row's run together).\n")
-print("| answers | judge | model | n | unscored | accuracy | kappa | score Spearman | claim-F1 Spearman | length Spearman | right failed | wrong passed | s/answer |")
-print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("Time per answer is measured by `assay bench` (the judge reading bench), not here: these")
+print("runs share the machine with whatever else runs.\n")
+print("| answers | judge | model | n | unscored | accuracy | kappa | score Spearman | claim-F1 Spearman | length Spearman | right failed | wrong passed |")
+print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 def ranks(x):
     order = sorted(range(len(x)), key=lambda i: x[i]); r = [0.0] * len(x); i = 0
     while i < len(x):
@@ -136,20 +137,16 @@ for tag, dataset in [("long", "trailgear"), ("rdh-long", "realdocs-hard"), ("bud
         def claim_rho(score_of):
             pairs = [(score_of(i), claims[i["id"]]) for i in export["items"] if i["id"] in claims and score_of(i) is not None]
             return spearman([p[0] for p in pairs], [p[1] for p in pairs]) if claims else None
-        start, end = export["created_at"], export["finished_at"]
-        import datetime
-        seconds = (datetime.datetime.fromisoformat(end[:26]) - datetime.datetime.fromisoformat(start[:26])).total_seconds() if end else None
-        per_answer = f"{seconds / len(export['items']):.1f}" if seconds and export["items"] else "n/a"
         for a in json.load(open(path)):
             judge = a["judge"].split("@")[0]
             (no_no, no_yes), (yes_no, yes_yes) = a["confusion"]
             rho = claim_rho(lambda i: (i["verdicts"].get(judge) or {}).get("score"))
             print(f"| {dataset} | {judge} | {model} | {a['n']} | {a['unscored']} | {f(a['accuracy'])} | {f(a.get('kappa'))} "
-                  f"| {f(a.get('score_spearman'))} | {f(rho)} | {length(a)} | {yes_no} of {yes_no + yes_yes} | {no_yes} of {no_no + no_yes} | {per_answer} |")
+                  f"| {f(a.get('score_spearman'))} | {f(rho)} | {length(a)} | {yes_no} of {yes_no + yes_yes} | {no_yes} of {no_no + no_yes} |")
         for metric in ["rouge_l", "token_f1"]:
             rho = claim_rho(lambda i: i["metrics"].get(metric))
             if rho is not None:
-                print(f"| {dataset} | {metric} (metric) | — | {len(claims)} | — | — | — | — | {f(rho)} | — | — | — | — |")
+                print(f"| {dataset} | {metric} (metric) | — | {len(claims)} | — | — | — | — | {f(rho)} | — | — | — |")
 print(f"\n## Confusion matrices of {models[0]}\n")
 print("Rows are the human labels, columns the judge's.\n")
 for judge, model, a in rows:

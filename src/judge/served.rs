@@ -2,8 +2,9 @@
 //! log-probabilities for the first token of the reply — never its text — and scores each
 //! allowed outcome by the probability of the tokens that begin it (`Yes`, ` Yes`, `yes`…); a
 //! token that begins two outcomes counts for neither. A server that gives no
-//! log-probabilities is refused when the panel is built, before a run starts. Claims judges
-//! read token by token through our own runtime and are unscored here, with the reason.
+//! log-probabilities is refused when the panel is built, before a run starts. Statements
+//! judges ask one such question per statement. Claims judges read token by token through our
+//! own runtime and are unscored here, with the reason.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -38,7 +39,7 @@ impl ServedJudgePanel {
                 }
             }
         }
-        if let Some(spec) = specs.iter().find(|s| s.mode == JudgeMode::Choice) {
+        if let Some(spec) = specs.iter().find(|s| matches!(s.mode, JudgeMode::Choice | JudgeMode::Statements)) {
             server
                 .first_token_logprobs(&[ChatMessage::user("Reply with one word: Yes or No. Is water wet?")], TOP_LOGPROBS)
                 .map_err(|source| JudgeError::Model { judge: spec.name.clone(), source })?;

@@ -10,7 +10,7 @@
 //! which sentence was judged wrong.
 //!
 //! The same plan runs in process (every check continues from one reading of the shared start:
-//! question and text) and on a served model (one first-token request per check).
+//! the text and the question) and on a served model (one first-token request per check).
 
 use std::collections::BTreeMap;
 
