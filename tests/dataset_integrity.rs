@@ -76,7 +76,7 @@ fn answer_sets_cover_every_question() {
 /// can give; both labels occur, so agreement on the set can fail either way.
 #[test]
 fn long_answer_labels_match_their_answers() {
-    for name in ["trailgear", "realdocs-hard"] {
+    for name in ["trailgear", "realdocs-hard", "budgets", "realdocs"] {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets").join(name);
         let dataset = load_dataset(&root).expect(name);
         let answers = load_answers_file(&root.join("answers-long.jsonl"), &dataset).expect(name);
