@@ -15,6 +15,7 @@ use super::distribution::{unscored, verdict_against_baseline, verdict_from_logpr
 use super::reading::{branch_points, common_prefix, Reader, Reading};
 use super::spec::{JudgeMode, JudgeSpec};
 use super::error::JudgeError;
+use super::jury_metrics::{is_jury_metric, jury_metric};
 use super::prompt::{baseline_variables, item_variables, marked, user_prompt_tokens};
 use super::Verdict;
 use crate::dataset::Question;
@@ -39,7 +40,7 @@ impl JudgePanel {
         for spec in &specs {
             if spec.mode == JudgeMode::Jury {
                 for member in &spec.members {
-                    if !specs.iter().any(|s| &s.name == member) {
+                    if !specs.iter().any(|s| &s.name == member) && !is_jury_metric(member) {
                         return Err(JudgeError::MissingMember { judge: spec.name.clone(), member: member.clone() });
                     }
                 }
@@ -128,7 +129,7 @@ impl JudgePanel {
                 verdicts.insert(key, verdict);
             }
         }
-        finish_verdicts(&self.judges, &mut verdicts);
+        finish_verdicts(&self.judges, &mut verdicts, question, answer);
         self.tokens_read += reader.tokens_read;
         // Text that addresses the grader or mimics a turn: scored, but never silently.
         super::injection::flag_if_suspect(question, answer, &mut verdicts);
@@ -255,9 +256,9 @@ fn explain(model: &LanguageModel, rendered: &str, label: &str) -> Result<String,
 
 /// The juries' verdicts from their members', then pass or fail by each spec's own threshold
 /// on the final label (calibrated or jury).
-pub(super) fn finish_verdicts(judges: &[JudgeSpec], verdicts: &mut BTreeMap<String, Verdict>) {
+pub(super) fn finish_verdicts(judges: &[JudgeSpec], verdicts: &mut BTreeMap<String, Verdict>, question: &Question, answer: &Answer) {
     for spec in judges.iter().filter(|j| j.mode == JudgeMode::Jury) {
-        let verdict = jury_verdict(spec, verdicts);
+        let verdict = jury_verdict(spec, verdicts, question, answer);
         verdicts.insert(spec.name.clone(), verdict);
     }
     for spec in judges {
@@ -270,13 +271,22 @@ pub(super) fn finish_verdicts(judges: &[JudgeSpec], verdicts: &mut BTreeMap<Stri
 /// A jury's verdict: the mean of its members' expected scores; unscored when any member is
 /// (a mean over fewer members would be another jury). Label: the best outcome at a mean of 0.5
 /// or more, or the calibrated band.
-fn jury_verdict(spec: &JudgeSpec, verdicts: &BTreeMap<String, Verdict>) -> Verdict {
+fn jury_verdict(spec: &JudgeSpec, verdicts: &BTreeMap<String, Verdict>, question: &Question, answer: &Answer) -> Verdict {
     let mut scores = Vec::new();
     for member in &spec.members {
-        match verdicts.get(member).and_then(|v| v.score) {
+        let metric = || match question.answer.as_deref() {
+            Some(reference) if !question.refuse => jury_metric(member, &answer.text, reference),
+            _ => None,
+        };
+        let score = match verdicts.get(member) {
+            Some(verdict) => verdict.score,
+            None if is_jury_metric(member) => metric(),
+            None => None,
+        };
+        match score {
             Some(score) => scores.push(score),
             None => {
-                let why = verdicts.get(member).and_then(|v| v.error.clone()).unwrap_or_else(|| "no score".into());
+                let why = verdicts.get(member).and_then(|v| v.error.clone()).unwrap_or_else(|| "no score (no reference answer?)".into());
                 return unscored(format!("jury member {member} is unscored: {why}"));
             }
         }

@@ -10,6 +10,7 @@ pub mod choice;
 pub mod claims;
 mod error;
 pub mod injection;
+pub mod jury_metrics;
 pub mod prompt;
 pub mod distribution;
 pub mod reading;

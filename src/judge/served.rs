@@ -34,7 +34,7 @@ impl ServedJudgePanel {
     pub fn new(specs: Vec<JudgeSpec>, server: Arc<ServerModel>) -> Result<Self, JudgeError> {
         for spec in specs.iter().filter(|s| s.mode == JudgeMode::Jury) {
             for member in &spec.members {
-                if !specs.iter().any(|s| &s.name == member) {
+                if !specs.iter().any(|s| &s.name == member) && !super::jury_metrics::is_jury_metric(member) {
                     return Err(JudgeError::MissingMember { judge: spec.name.clone(), member: member.clone() });
                 }
             }
@@ -159,7 +159,7 @@ impl Judging for ServedJudgePanel {
             };
             verdicts.insert(spec.name.clone(), verdict);
         }
-        finish_verdicts(&self.judges, &mut verdicts);
+        finish_verdicts(&self.judges, &mut verdicts, question, answer);
         // Text that addresses the grader or mimics a turn: scored, but never silently.
         super::injection::flag_if_suspect(question, answer, &mut verdicts);
         verdicts

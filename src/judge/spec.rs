@@ -418,6 +418,7 @@ const BUILT_IN: &[(&str, &str, &str)] = &[
     ("claims", include_str!("../../judges/claims.toml"), include_str!("../../judges/claims.md")),
     ("jury", include_str!("../../judges/jury.toml"), ""),
     ("supported", include_str!("../../judges/supported.toml"), include_str!("../../judges/supported.md")),
+    ("facts", include_str!("../../judges/facts.toml"), ""),
 ];
 
 /// One built-in spec by name (None: no such built-in).
@@ -462,7 +463,9 @@ pub fn select(specs: &BTreeMap<String, JudgeSpec>, names: &[String]) -> Result<V
     let mut selected: Vec<JudgeSpec> = Vec::new();
     for name in names {
         let spec = find(name)?;
-        for member in &spec.members {
+        // Metric members are computed by the jury itself (`jury_metrics`), unless a judge of
+        // that name exists (a user's judge named `rouge_l` is a judge).
+        for member in spec.members.iter().filter(|m| specs.contains_key(*m) || !super::jury_metrics::is_jury_metric(m)) {
             let member_spec = find(member)?;
             if member_spec.mode == JudgeMode::Jury {
                 return Err(SpecError::Field {
