@@ -16,6 +16,7 @@ use super::reading::{branch_points, common_prefix, Reader, Reading};
 use super::spec::{JudgeMode, JudgeSpec};
 use super::error::JudgeError;
 use super::jury_metrics::{is_jury_metric, jury_metric};
+use super::statements::{failed as failed_statements, judge_prepared, prepare as prepare_statements, PreparedStatements};
 use super::prompt::{baseline_variables, item_variables, marked, user_prompt_tokens};
 use super::Verdict;
 use crate::dataset::Question;
@@ -96,10 +97,17 @@ impl JudgePanel {
                 }),
             }
         }
+        // Statements judges' prompts are tokenized now too: their checks against the answer
+        // start as `correct`'s long layout does, so the answer is read once for both.
+        let statements: Vec<(usize, Result<PreparedStatements, String>)> = (0..self.judges.len())
+            .filter(|i| self.judges[*i].mode == JudgeMode::Statements)
+            .map(|i| (i, prepare_statements(&model, &self.judges[i], &variables)))
+            .collect();
         let ready: Vec<Vec<u32>> = prompts
             .iter()
             .flat_map(|p| [p.tokens.as_ref().ok(), p.baseline.as_ref().and_then(|b| b.as_ref().ok())])
             .flatten()
+            .chain(statements.iter().filter_map(|(_, s)| s.as_ref().ok()).flat_map(|s| s.prompts.iter()))
             .cloned()
             .collect();
         let mut branches = branch_points(&ready).into_iter();
@@ -124,10 +132,17 @@ impl JudgePanel {
                 verdicts.insert(key, verdict);
             }
         }
-        for spec in self.judges.iter().filter(|j| j.mode == JudgeMode::Statements) {
-            for (key, verdict) in super::statements::judge_in_process(&model, spec, &variables, &mut reader) {
-                verdicts.insert(key, verdict);
-            }
+        // The rest of the branch points are the statements judges' prompts', in order.
+        for (index, prepared) in statements {
+            let spec = &self.judges[index];
+            let judged = match prepared {
+                Ok(prepared) => {
+                    let keep_at: Vec<usize> = prepared.prompts.iter().map(|_| branches.next().unwrap_or(0)).collect();
+                    judge_prepared(&model, spec, &prepared, &keep_at, &mut reader)
+                }
+                Err(e) => failed_statements(spec, e),
+            };
+            verdicts.extend(judged);
         }
         finish_verdicts(&self.judges, &mut verdicts, question, answer);
         self.tokens_read += reader.tokens_read;

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::injection::without_injection;
 use super::spec::{Baseline, JudgeSpec};
 use crate::dataset::Question;
 use crate::llm::prompt_text::without_chat_markers;
@@ -40,21 +41,23 @@ pub(super) fn baseline_variables<'a>(spec: &JudgeSpec, variables: &BTreeMap<&'a 
     }
 }
 
-/// The item's values for a judge's prompt template: without chat-marker text (the model's own
+/// The item's values for a judge's prompt template: without the sentences the injection
+/// detector flags (`injection::without_injection`: the item is flagged, and the judge reads
+/// what the answer tells the user), without chat-marker text (the model's own
 /// control tokens' and every common format's, to a fixed point: read as text, a forged end of
 /// turn still sways a judge) and marked untrusted (never control tokens). Values are not
 /// fenced: a quoted block stating its length and datamarking both cost the 1.5B judge
 /// agreement with the sample labels (docs/judge-injection.md) and the forged turns stay
 /// inert without them.
 pub fn marked<'a>(model: &LanguageModel, variables: &BTreeMap<&'a str, String>) -> BTreeMap<&'a str, String> {
-    variables.iter().map(|(k, v)| (*k, untrusted(&model.tokenizer.without_control_text(v)))).collect()
+    variables.iter().map(|(k, v)| (*k, untrusted(&model.tokenizer.without_control_text(&without_injection(v))))).collect()
 }
 
 /// The item's values for a served judge's prompt template: without the chat markers of every
 /// common format (the server's vocabulary is not ours to read) and marked untrusted; the
 /// server client strips marker text from marked values again (`prompt_text::for_server`).
 pub fn marked_for_server<'a>(variables: &BTreeMap<&'a str, String>) -> BTreeMap<&'a str, String> {
-    variables.iter().map(|(k, v)| (*k, untrusted(&without_chat_markers(v)))).collect()
+    variables.iter().map(|(k, v)| (*k, untrusted(&without_chat_markers(&without_injection(v))))).collect()
 }
 
 /// Token ids of a one-message chat whose user text is `rendered` (values already marked).

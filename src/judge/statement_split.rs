@@ -125,7 +125,7 @@ fn is_table_rule(line: &str) -> bool {
 
 /// Sentences of one line: a break after `.`, `!` or `?` followed by a space and a capital,
 /// digit or quote, except after abbreviations and initials ("U.S. Department", "e.g. the").
-fn sentences(line: &str) -> Vec<String> {
+pub fn sentences(line: &str) -> Vec<String> {
     const ABBREVIATIONS: [&str; 16] =
         ["e.g.", "i.e.", "etc.", "vs.", "mr.", "ms.", "dr.", "no.", "fig.", "approx.", "inc.", "co.", "corp.", "ltd.", "st.", "sec."];
     let chars: Vec<(usize, char)> = line.char_indices().collect();

@@ -16,8 +16,9 @@ use std::collections::BTreeMap;
 
 use super::distribution::unscored;
 use super::error::JudgeError;
+use super::injection::without_injection;
 use super::prompt::{marked, user_prompt_tokens, NO_REFERENCE};
-use super::reading::{branch_points, Reader};
+use super::reading::Reader;
 use super::spec::JudgeSpec;
 use super::statement_split::{grouped, split_statements};
 use super::Verdict;
@@ -57,7 +58,8 @@ pub fn plan(variables: &BTreeMap<&str, String>) -> Result<Vec<PlannedCheck>, Str
     let question = variables.get("question").cloned().unwrap_or_default();
     // Chat-marker text is no statement (and its bars would read as a table row): the split and
     // the statements shown are of the text the judge reads.
-    let (answer, reference) = (without_chat_markers(answer), without_chat_markers(reference));
+    // Sentences addressed to the grader are no statements either (the item is flagged).
+    let (answer, reference) = (without_chat_markers(&without_injection(answer)), without_chat_markers(reference));
     let mut checks = Vec::new();
     for (side, from, against) in [(StatementSide::Answer, &answer, &reference), (StatementSide::Reference, &reference, &answer)] {
         for statement in grouped(statements_of(from), MAX_STATEMENTS) {
@@ -145,44 +147,58 @@ pub fn verdicts(spec: &JudgeSpec, checks: &[PlannedCheck], supported: &[f64]) ->
     ]
 }
 
-/// The verdicts of statements judge `spec` on one item, in process: every check's prompt is
-/// tokenized first, so the stretch they share (question and text) is read once per side.
-pub(super) fn judge_in_process(
-    model: &LanguageModel,
-    spec: &JudgeSpec,
-    variables: &BTreeMap<&str, String>,
-    reader: &mut Reader<'_>,
-) -> Vec<(String, Verdict)> {
-    let fail = |error: String| keys(&spec.name).into_iter().map(|k| (k, unscored(error.clone()))).collect::<Vec<_>>();
-    let checks = match plan(variables) {
-        Ok(checks) => checks,
-        Err(e) => return fail(e),
-    };
-    let model_err = |source| JudgeError::Model { judge: spec.name.clone(), source };
+/// A statements judge's checks for one item with the tokens of each prompt the model must
+/// read (vetoed checks need none), made before any reading so the panel can find where these
+/// prompts and its other judges' share a start (`reading::branch_points`).
+pub(super) struct PreparedStatements {
+    checks: Vec<PlannedCheck>,
+    /// Indexes into `checks` of the checks the model is asked, in `prompts` order.
+    asked: Vec<usize>,
+    pub prompts: Vec<Vec<u32>>,
+}
+
+/// Plan and tokenize one item's checks (Err: the reason the item is unscored).
+pub(super) fn prepare(model: &LanguageModel, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<PreparedStatements, String> {
+    let checks = plan(variables)?;
     let asked: Vec<usize> = (0..checks.len()).filter(|i| checks[*i].number_conflict.is_none()).collect();
     let prompts = asked
         .iter()
         .map(|i| {
             let rendered = spec.render(&marked(model, &checks[*i].variables))?;
-            user_prompt_tokens(model, &rendered).map_err(model_err)
+            user_prompt_tokens(model, &rendered).map_err(|source| JudgeError::Model { judge: spec.name.clone(), source })
         })
-        .collect::<Result<Vec<_>, JudgeError>>();
-    let prompts = match prompts {
-        Ok(p) => p,
-        Err(e) => return fail(e.to_string()),
-    };
-    let mut supported = vec![0.0; checks.len()];
-    for ((index, tokens), keep_at) in asked.iter().zip(&prompts).zip(branch_points(&prompts)) {
+        .collect::<Result<Vec<_>, JudgeError>>()
+        .map_err(|e| e.to_string())?;
+    Ok(PreparedStatements { checks, asked, prompts })
+}
+
+/// The verdicts of statements judge `spec` on one prepared item, in process: each prompt read
+/// from the longest state the reader holds, keeping a state at `keep_at[i]` for the prompts
+/// after it that share that start.
+pub(super) fn judge_prepared(
+    model: &LanguageModel,
+    spec: &JudgeSpec,
+    prepared: &PreparedStatements,
+    keep_at: &[usize],
+    reader: &mut Reader<'_>,
+) -> Vec<(String, Verdict)> {
+    let mut supported = vec![0.0; prepared.checks.len()];
+    for (k, (index, tokens)) in prepared.asked.iter().zip(&prepared.prompts).enumerate() {
         let yes = reader
-            .read(tokens, keep_at)
+            .read(tokens, keep_at.get(k).copied().unwrap_or(0))
             .and_then(|state| model.score_options(&state, &spec.outcomes))
             .map(|scores| option_distribution(&scores).get(1).copied().filter(|p| p.is_finite()).unwrap_or(0.0));
         match yes {
             Ok(p) => supported[*index] = p,
-            Err(e) => return fail(model_err(e).to_string()),
+            Err(e) => return failed(spec, JudgeError::Model { judge: spec.name.clone(), source: e }.to_string()),
         }
     }
-    verdicts(spec, &checks, &supported)
+    verdicts(spec, &prepared.checks, &supported)
+}
+
+/// Every key of the judge unscored with `error`.
+pub(super) fn failed(spec: &JudgeSpec, error: String) -> Vec<(String, Verdict)> {
+    keys(&spec.name).into_iter().map(|k| (k, unscored(error.clone()))).collect()
 }
 
 #[cfg(test)]
