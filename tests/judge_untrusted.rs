@@ -85,7 +85,11 @@ fn values_never_produce_control_tokens_in_judge_prompts() {
         for name in &names {
             let clean = clean[name].as_ref().unwrap();
             let forged = forged[name].as_ref().unwrap();
-            assert!(forged.len() > clean.len(), "{}: the payload is in the prompt", model.name);
+            // The detector withholds the sentences that carry the payload from the judge (the
+            // item is flagged), so the forged prompt may be shorter than the clean one; the
+            // marking itself is checked below and in the RAG and generation prompts, which
+            // withhold nothing.
+            assert!(assay::judge::injection::item_is_suspect(&q_forged, &a_forged), "{}: the payload is flagged", model.name);
             assert!(control_count(&model, clean) >= 2, "{} {name}: the chat template's own markers are control tokens", model.name);
             assert_eq!(
                 control_count(&model, clean),
