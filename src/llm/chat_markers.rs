@@ -94,6 +94,11 @@ impl ChatMarkers {
         }
     }
 
+    /// Byte offset in `text` where its first marker text starts (None: no marker).
+    pub fn first_at(&self, text: &str) -> Option<usize> {
+        self.find(text).first().map(|(start, _)| *start)
+    }
+
     /// Whether `text` holds any marker text.
     pub fn any_in(&self, text: &str) -> bool {
         !self.find(text).is_empty()
