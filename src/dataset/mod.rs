@@ -59,7 +59,7 @@ fn default_questions() -> String {
 }
 
 /// One line of `questions.jsonl`.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Question {
     pub id: String,

@@ -54,7 +54,7 @@ pub struct RunRecord {
 }
 
 /// One question's outcome in a run. `answer` is None when the target failed (`error` says why).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ItemRecord {
     pub question: Question,
     /// Index of the question in the dataset, for stable ordering.

@@ -112,7 +112,6 @@ mod tests {
     use super::*;
     use crate::dataset::Question;
     use crate::record::Verdict;
-    use std::collections::BTreeMap;
 
     fn check(side: StatementSide, text: &str, supported: f64, conflict: Option<&str>) -> StatementCheck {
         StatementCheck { side, text: text.into(), supported, number_conflict: conflict.map(String::from) }
@@ -129,27 +128,14 @@ mod tests {
         ];
         let verdict = Verdict { score: Some(0.5), statements: statements.clone(), ..Verdict::default() };
         let item = ItemRecord {
-            question: Question {
-                id: "q1".into(),
-                question: "q".into(),
-                answer: None,
-                doc: None,
-                context: None,
-                citations: vec![],
-                refuse: false,
-                tags: vec![],
-            },
-            position: 0,
-            answer: None,
-            error: None,
-            metrics: BTreeMap::new(),
+            question: Question { id: "q1".into(), question: "q".into(), ..Question::default() },
             verdicts: [
                 ("correct".to_string(), Verdict::default()),
                 ("supported".to_string(), verdict.clone()),
                 ("supported.precision".to_string(), verdict),
             ]
             .into(),
-            finished_at: String::new(),
+            ..ItemRecord::default()
         };
         let found = judged_statements(&item);
         assert_eq!(found.len(), 1, "sub-scores fold into their judge: {found:?}");

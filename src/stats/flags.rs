@@ -33,20 +33,7 @@ mod tests {
 
     fn item(id: &str, verdicts: &[(&str, &[&str])]) -> ItemRecord {
         ItemRecord {
-            question: Question {
-                id: id.into(),
-                question: "q".into(),
-                answer: None,
-                doc: None,
-                context: None,
-                citations: vec![],
-                refuse: false,
-                tags: vec![],
-            },
-            position: 0,
-            answer: None,
-            error: None,
-            metrics: BTreeMap::new(),
+            question: Question { id: id.into(), question: "q".into(), ..Question::default() },
             verdicts: verdicts
                 .iter()
                 .map(|(judge, flags)| {
@@ -54,7 +41,7 @@ mod tests {
                     (judge.to_string(), verdict)
                 })
                 .collect(),
-            finished_at: String::new(),
+            ..ItemRecord::default()
         }
     }
 

@@ -117,22 +117,9 @@ mod tests {
 
     fn item(id: &str, verdict: Verdict) -> ItemRecord {
         ItemRecord {
-            question: Question {
-                id: id.into(),
-                question: "q".into(),
-                answer: None,
-                doc: None,
-                context: None,
-                citations: vec![],
-                refuse: false,
-                tags: vec![],
-            },
-            position: 0,
-            answer: None,
-            error: None,
-            metrics: BTreeMap::new(),
+            question: Question { id: id.into(), question: "q".into(), ..Question::default() },
             verdicts: [("correct".to_string(), verdict)].into(),
-            finished_at: String::new(),
+            ..ItemRecord::default()
         }
     }
 
