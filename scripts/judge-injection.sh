@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # The payload suite: can an answer (or a question) talk the judge into "Yes"?
 # Usage: scripts/judge-injection.sh [MODEL] [STYLE...]     (MODEL: qwen2.5-coder-1.5b-instruct)
-#   JUDGE_INJECTION_SERVED=1   also judge on a real llama-server serving the same GGUF
+#   JUDGE_INJECTION_SERVED=1   also judge on a real llama-server serving the same GGUF (the
+#                              llama-server on PATH, else the one scripts/llm_build_llama_server.sh
+#                              builds under ~/.cache/assay/llama-cpp/bin)
+#   JUDGE_INJECTION_IN_PROCESS=0  leave out the in-process runs (served only; its table then has
+#                              its own clean row, so each mode is compared with itself)
 #   JUDGE_INJECTION_LIMIT=N    only the first N sloppy answers (default: all 30 of the first 30)
 # Builds one answers file per payload style under target/judge-injection/ from the sample's
 # sloppy answers (datasets/trailgear/answers-sloppy.jsonl, the first 30 questions: the
@@ -76,14 +80,17 @@ PY
 server_pid=
 cleanup() { if [[ -n $server_pid ]]; then kill "$server_pid" 2>/dev/null || true; fi; }
 trap cleanup EXIT
-modes=(in-process)
+modes=()
+[[ ${JUDGE_INJECTION_IN_PROCESS:-1} == 0 ]] || modes+=(in-process)
 served_models="$PWD/$work/served-models"
 if [[ ${JUDGE_INJECTION_SERVED:-0} == 1 ]]; then
   # The same GGUF file the in-process judge reads, served by llama.cpp's own server.
   models_dir=$("$assay" models list | sed -n 's/^models dir: //p')
   gguf=$(ls "$models_dir/$model"/*.gguf | head -n 1)
   port=$((20000 + $$ % 10000))
-  llama-server -m "$gguf" --host 127.0.0.1 --port "$port" -c 4096 -t "$RAYON_NUM_THREADS" >"$work/llama-server.log" 2>&1 &
+  server_bin=$(command -v llama-server || echo "$HOME/.cache/assay/llama-cpp/bin/llama-server")
+  [[ -x $server_bin ]] || { echo "no llama-server: run scripts/llm_build_llama_server.sh" >&2; exit 1; }
+  "$server_bin" -m "$gguf" --host 127.0.0.1 --port "$port" -c 4096 -t "$RAYON_NUM_THREADS" >"$work/llama-server.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 1; done
   rm -rf "$served_models"
