@@ -36,7 +36,7 @@ def tokens(text):
     text = re.sub(r"(\w)-(\w)", r"\1\2", text)
     # URLs are cut at different places by the two tools' line joining: not words. Nor is a
     # word holding U+FFFD, a glyph its font does not map: Assay may restore it from the
-    # document's own spelling (corpus::pdf_ligatures), pdftotext leaves it split in two.
+    # document's own spelling (corpus::pdf::ligatures), pdftotext leaves it split in two.
     text = re.sub(r"\S*://\S*", " ", text)
     text = re.sub(r"\S*\ufffd\S*", " ", text)
     return [w.lower() for w in WORD.findall(text)]

@@ -52,7 +52,7 @@ fn tokens(text: &str) -> Vec<String> {
 
 /// pdftotext's text without what Assay drops on purpose: a page number alone on a page's first
 /// or last line, and lines at a page's edges (two each side) that recur, digits aside, on half
-/// the pages. Written apart from src/corpus/pdf_layout.rs so the test does not grade the
+/// the pages. Written apart from src/corpus/pdf/layout.rs so the test does not grade the
 /// library with its own rule.
 fn without_page_furniture(text: &str) -> String {
     let pages: Vec<Vec<&str>> = text

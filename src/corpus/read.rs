@@ -2,8 +2,8 @@
 //! documents plus the issues met on the way.
 
 use super::markdown::markdown_sections;
-use super::pdf::pdf_pages;
-use super::pdf_layout::pdf_sections;
+use super::pdf::layout::pdf_sections;
+use super::pdf::pages::pdf_pages;
 use super::text::{decode_text, paragraph_blocks};
 use super::{Document, DocumentIssue, DocumentKind, DocumentProblem, Section};
 use crate::dataset::CorpusFile;

@@ -33,7 +33,7 @@ impl IndexSettings {
 
 /// Bump when reading, chunking or the index layout change, so old indexes are rebuilt.
 /// 2: PDF font widths fixed before extraction, 0.1 em word gaps, text beyond the page dropped.
-/// 3: ligature glyphs a font leaves without letters restored (`corpus::pdf_ligatures`).
+/// 3: ligature glyphs a font leaves without letters restored (`corpus::pdf::ligatures`).
 /// 4: a glyph whose origin lies past the page's edge is dropped (was: one em past it); text
 ///    set rotated (landscape tables on portrait pages) is laid out along its own baseline.
 /// 5: ToUnicode maps that contradict a font's encoding on a letter's case corrected.

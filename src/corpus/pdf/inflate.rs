@@ -5,7 +5,7 @@
 //! into a counter, never into memory, and a document whose streams inflate to more than the
 //! limit in total is refused by name.
 
-use super::DocumentProblem;
+use crate::corpus::DocumentProblem;
 use std::io::Read;
 
 /// Text manuals inflate to a few MB; images in PDFs are mostly JPEG (not zlib) and are

@@ -6,8 +6,8 @@
 //! short lines standing alone between blank lines, starting with a capital or a section
 //! number, without a final full stop: the layout is all a PDF's text gives away.
 
-use super::text::{join_wrapped_lines, starts_list_item};
-use super::{Block, Section};
+use crate::corpus::text::{join_wrapped_lines, starts_list_item};
+use crate::corpus::{Block, Section};
 use std::collections::HashMap;
 
 /// How many lines at the top and bottom of a page may be a running header or footer.

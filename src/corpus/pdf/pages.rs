@@ -4,7 +4,7 @@
 //! pdf-extract and lopdf can panic on malformed files; a panic is caught and reported as an
 //! unreadable document (or page) so one bad manual never stops a corpus.
 
-use super::DocumentProblem;
+use crate::corpus::DocumentProblem;
 use pdf_extract::{output_doc_page, MediaBox, OutputDev, OutputError, Transform};
 use crate::third_party_panic::contain;
 use unicode_normalization::UnicodeNormalization;
@@ -19,7 +19,7 @@ pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<PdfText, DocumentProblem> {
     if !bytes.starts_with(b"%PDF") && !bytes[..bytes.len().min(1024)].windows(4).any(|w| w == b"%PDF") {
         return Err(DocumentProblem::PdfUnreadable { message: "no %PDF header".into() });
     }
-    super::pdf_inflate::check_inflated_size(bytes, super::pdf_inflate::MAX_INFLATED_BYTES)?;
+    super::inflate::check_inflated_size(bytes, super::inflate::MAX_INFLATED_BYTES)?;
     let loaded = contain(|| pdf_extract::Document::load_mem(bytes));
     let mut doc = match loaded {
         Ok(Ok(doc)) => doc,
@@ -34,13 +34,13 @@ pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<PdfText, DocumentProblem> {
         }
     }
     // Widths pdf-extract would misread shift glyphs and split words: put them in its shape.
-    contain(|| super::pdf_fonts::normalize_font_widths(&mut doc))
+    contain(|| super::fonts::normalize_font_widths(&mut doc))
         .map_err(|panic| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) })?;
     // A ToUnicode map that reads a drawn "E" as "e" would change the words' case.
-    contain(|| super::pdf_unicode_maps::correct_letter_case_in_unicode_maps(&mut doc))
+    contain(|| super::unicode_maps::correct_letter_case_in_unicode_maps(&mut doc))
         .map_err(|panic| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) })?;
     // Text shown by `'` and `"` would be lost: rewrite them into operators pdf-extract reads.
-    contain(|| super::pdf_text_operators::expand_quote_operators(&mut doc))
+    contain(|| super::text_operators::expand_quote_operators(&mut doc))
         .map_err(|panic| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) })?;
     let page_numbers: Vec<u32> = contain(|| doc.get_pages().keys().copied().collect())
         .map_err(|panic| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) })?;
@@ -67,7 +67,7 @@ pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<PdfText, DocumentProblem> {
         };
         pages.push(plain_characters(&text));
     }
-    super::pdf_ligatures::restore_unmapped_ligatures(&mut pages);
+    super::ligatures::restore_unmapped_ligatures(&mut pages);
     Ok(PdfText { pages, warnings })
 }
 
@@ -83,7 +83,7 @@ fn plain_characters(text: &str) -> String {
 /// pdftotext on pdfTeX, xdvipdfmx and Chromium PDFs (README, PDF text): 0.2 em glued words
 /// in tight justified lines and monospace text; a page-wide switch to 0.8 em on pages with any
 /// space glyph glued whole lines. False gaps inside words came from misread font widths, which
-/// `pdf_fonts` fixes before extraction, not from kerning.
+/// `fonts` fixes before extraction, not from kerning.
 const WORD_GAP_EM: f64 = 0.1;
 
 /// A glyph in its line's own frame: `x` runs along the baseline in reading direction, `y` up
