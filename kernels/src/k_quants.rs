@@ -20,11 +20,13 @@
 //! 16, and results equal candle's to float rounding (it sums in another order); the tests check
 //! both paths against the plain definition.
 //!
-//! AVX-512 VNNI only: where a CPU lacks it the caller keeps candle's kernels.
+//! Paths ([`Isa`]): AVX-512 VNNI as above (`avx512`); AVX2 and AVX-VNNI the same with 256-bit
+//! registers, panels 8 weight rows wide (`avx2`); and plain Rust everywhere (`scalar`), the
+//! reference the others are tested against.
 
 use crate::Parallel;
+use crate::isa::Isa;
 use std::ops::Range;
-use std::sync::OnceLock;
 
 /// Values per super-block.
 pub const QK_K: usize = 256;
@@ -113,34 +115,15 @@ fn quantize_block(xs: &[f32], d: &mut f32, q: &mut [i8; QK_K], sums: &mut [f32; 
     }
 }
 
-/// Whether this CPU has the instructions the kernel needs (AVX-512 F/BW/VL/VNNI, F16C).
-pub fn available() -> bool {
-    static OK: OnceLock<bool> = OnceLock::new();
-    *OK.get_or_init(|| {
-        #[cfg(target_arch = "x86_64")]
-        {
-            is_x86_feature_detected!("avx512f")
-                && is_x86_feature_detected!("avx512bw")
-                && is_x86_feature_detected!("avx512vl")
-                && is_x86_feature_detected!("avx512vnni")
-                && is_x86_feature_detected!("f16c")
-                && is_x86_feature_detected!("fma")
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            false
-        }
-    })
-}
-
 /// Activation rows per work item: one weight block, unpacked once, serves all of them.
 const ROW_GROUP: usize = 8;
 /// Weight rows per work item.
 const COL_BLOCK: usize = 32;
 
 /// `dst[r * rows + c]` = row `r` of `a` · row `c` of the weights `w` (`rows` rows of
-/// `a.blocks_per_row` blocks of type `ty`, in the file's bytes).
-pub fn matmul(ty: WeightType, w: &[u8], rows: usize, a: &Q8KRows, dst: &mut [f32], parallel: Parallel) -> Result<(), String> {
+/// `a.blocks_per_row` blocks of type `ty`, in the file's bytes), computed on `isa`.
+#[allow(clippy::too_many_arguments)]
+pub fn matmul(isa: Isa, ty: WeightType, w: &[u8], rows: usize, a: &Q8KRows, dst: &mut [f32], parallel: Parallel) -> Result<(), String> {
     let nb = a.blocks_per_row;
     let blocks = a.rows * nb;
     if Some(w.len()) != rows.checked_mul(nb).and_then(|b| b.checked_mul(ty.block_bytes()))
@@ -158,41 +141,48 @@ pub fn matmul(ty: WeightType, w: &[u8], rows: usize, a: &Q8KRows, dst: &mut [f32
             dst.len()
         ));
     }
-    if !available() {
-        return Err(format!("{ty:?} matmul: this CPU has no AVX-512 VNNI"));
+    if !isa.supported() {
+        return Err(format!("{ty:?} matmul: this CPU cannot run the {isa} path"));
     }
     let out = SharedOut(dst.as_mut_ptr());
-    // Prompts: panels of 16 weight rows laid out in registers once per super-block and used
-    // by up to 64 activation rows. Fewer rows would not pay for the layout.
-    let (group_rows, block_cols, panels) =
-        if a.rows >= PANEL_MIN_ROWS { (panel::ROWS, panel::WIDTH, true) } else { (ROW_GROUP, COL_BLOCK, false) };
+    // Prompts: panels of weight rows laid out in registers once per super-block and used by
+    // up to 64 activation rows. Fewer rows would not pay for the layout.
+    let width = panel_width(isa);
+    let panels = width > 0 && a.rows >= PANEL_MIN_ROWS;
+    let (group_rows, block_cols) = if panels { (PANEL_ROWS, width) } else { (ROW_GROUP, COL_BLOCK) };
     crate::for_each_output_tile(parallel, a.rows, rows, group_rows, block_cols, &|r, c| {
-        // SAFETY: the CPU's features were checked above; the sizes were checked above, so
-        // every block read is inside `w` and `a` and every cell written inside `dst`; work
-        // items cover disjoint cells.
-        #[cfg(target_arch = "x86_64")]
-        unsafe {
-            if panels && c.len() == panel::WIDTH {
-                x86::panel_tile(ty, w.as_ptr(), a, r, c.start, out.ptr(), rows)
-            } else {
-                x86::tile(ty, w.as_ptr(), a, r, c, out.ptr(), rows)
-            }
-        };
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = (r, c, &out, panels);
+        let full_panel = panels && c.len() == width;
+        match isa {
+            // SAFETY (all three): the CPU supports `isa` (checked above); the sizes were
+            // checked above, so every block read is inside `w` and `a` and every cell written
+            // inside `dst`; work items cover disjoint cells.
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512Vnni if full_panel => unsafe { avx512::panel_tile(ty, w.as_ptr(), a, r, c.start, out.ptr(), rows) },
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512Vnni => unsafe { avx512::tile(ty, w.as_ptr(), a, r, c, out.ptr(), rows) },
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 | Isa::AvxVnni => unsafe { avx2::tile(isa, full_panel, ty, w.as_ptr(), a, r, c, out.ptr(), rows) },
+            // SAFETY: `store` gets cells `r * rows + c` of the item's own rows and columns,
+            // inside `dst` (sizes checked above) and written by no other work item.
+            _ => scalar::tile(ty, w, rows, a, r, c, &mut |i, v| unsafe { *out.ptr().add(i) = v }),
+        }
     });
     Ok(())
 }
 
 /// Activation rows from which products use panels.
 const PANEL_MIN_ROWS: usize = 8;
+/// Activation rows per panel work item: their sums stay in the item's accumulators.
+const PANEL_ROWS: usize = 64;
 
-/// The panel's shape, named where the dispatch can see it on every target.
-mod panel {
-    /// Weight rows per panel: one 32-bit lane each in a 512-bit register.
-    pub const WIDTH: usize = 16;
-    /// Activation rows per work item: their sums stay in the item's accumulators.
-    pub const ROWS: usize = 64;
+/// Weight rows per panel on `isa` (one 32-bit lane each in a vector register), 0 where the
+/// path has no panels.
+fn panel_width(isa: Isa) -> usize {
+    match isa {
+        Isa::Avx512Vnni => 16,
+        Isa::Avx2 | Isa::AvxVnni => 8,
+        Isa::Scalar => 0,
+    }
 }
 
 /// A buffer written by several threads at disjoint places.
@@ -209,327 +199,15 @@ unsafe impl<T> Sync for SharedOut<T> {}
 unsafe impl<T> Send for SharedOut<T> {}
 
 #[cfg(target_arch = "x86_64")]
-mod x86 {
-    use super::{Q8KRows, WeightType, QK_K};
-    use std::arch::x86_64::*;
-    use std::ops::Range;
-
-    /// One weight super-block unpacked: 4 × 64 unsigned values in activation order, per 32-bit
-    /// lane of each the integer scale of its sub-block (low 16 bits; high 16 bits zero, as
-    /// `vpdpwssd` multiplies both halves), the f32 super-block scale, and the offsets per 16
-    /// values in f32 (multiplied by the activations' scaled sums and subtracted).
-    struct Block {
-        q: [__m512i; 4],
-        scale: [__m512i; 4],
-        d: f32,
-        offsets: __m512,
-    }
-
-    #[inline(always)]
-    unsafe fn f16_at(p: *const u8) -> f32 {
-        let bits = u16::from_le_bytes([*p, *p.add(1)]);
-        _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from(bits))))
-    }
-
-    #[inline(always)]
-    unsafe fn lanes(idx: &[i32; 16]) -> __m512i {
-        _mm512_loadu_si512(idx.as_ptr() as *const _)
-    }
-
-    /// Lane tables for `vpermd`: entry `k` of the result gives lane `i` the source lane
-    /// `step * k + i / width` (each source lane repeated `width` times).
-    const fn repeated_lanes(step: usize, width: usize) -> [[i32; 16]; 4] {
-        let mut t = [[0; 16]; 4];
-        let mut k = 0;
-        while k < 4 {
-            let mut i = 0;
-            while i < 16 {
-                t[k][i] = (step * k + i / width) as i32;
-                i += 1;
-            }
-            k += 1;
-        }
-        t
-    }
-
-    /// Q4_K: values `d * scale * q - dmin * min` per sub-block of 32.
-    #[inline(always)]
-    unsafe fn unpack_q4k(b: *const u8) -> Block {
-        let packed = q4k_scales_and_mins(b);
-        // Built in a register: a 16-byte load of the four words just stored would wait for
-        // them (a load spanning several stores is not forwarded), costing most of a block's time.
-        let packed = _mm_set_epi32(packed[3] as i32, packed[2] as i32, packed[1] as i32, packed[0] as i32);
-        // Lanes 0..8: the eight sub-block scales; 8..16: their mins.
-        let sm = _mm512_cvtepu8_epi32(packed);
-        // Chunk p holds sub-blocks 2p and 2p + 1, 8 lanes each.
-        static SCALE_OF: [[i32; 16]; 4] = repeated_lanes(2, 8);
-        static MIN_OF: [i32; 16] = [8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15];
-        let low = _mm512_set1_epi8(0x0f);
-        let mut q = [_mm512_setzero_si512(); 4];
-        let mut scale = [_mm512_setzero_si512(); 4];
-        for p in 0..4 {
-            // Low nibbles are values 64p..64p+32, high nibbles the next 32.
-            let raw = _mm512_broadcast_i64x4(_mm256_loadu_si256(b.add(16 + 32 * p) as *const __m256i));
-            q[p] = _mm512_and_si512(_mm512_mask_srli_epi16(raw, 0xffff_0000, raw, 4), low);
-            scale[p] = _mm512_permutexvar_epi32(lanes(&SCALE_OF[p]), sm);
-        }
-        let mins = _mm512_cvtepi32_ps(_mm512_permutexvar_epi32(lanes(&MIN_OF), sm));
-        Block { q, scale, d: f16_at(b), offsets: _mm512_mul_ps(mins, _mm512_set1_ps(f16_at(b.add(2)))) }
-    }
-
-    /// Q6_K: values are `d * scale[i / 16] * (q - 32)` with q from 4 low and 2 high bits.
-    #[inline(always)]
-    unsafe fn unpack_q6k(b: *const u8) -> Block {
-        // Chunk k holds scale groups 4k .. 4k + 4, 4 lanes each.
-        static SCALE_OF: [[i32; 16]; 4] = repeated_lanes(4, 4);
-        let (low, two) = (_mm512_set1_epi8(0x0f), _mm512_set1_epi8(0x30));
-        let mut q = [_mm512_setzero_si512(); 4];
-        for h in 0..2 {
-            // Low bits of values 128h + 0..64; high bits of 128h + 0..32, shifted by two for
-            // the next 32.
-            let ql = _mm512_loadu_si512(b.add(64 * h) as *const _);
-            let qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(b.add(128 + 32 * h) as *const __m256i));
-            let qh = _mm512_mask_srli_epi16(qh, 0xffff_0000, qh, 2);
-            q[2 * h] = _mm512_or_si512(_mm512_and_si512(ql, low), _mm512_and_si512(_mm512_slli_epi16(qh, 4), two));
-            q[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low), _mm512_and_si512(qh, two));
-        }
-        let bytes = _mm_loadu_si128(b.add(192) as *const __m128i);
-        let s = _mm512_cvtepu16_epi32(_mm256_cvtepi8_epi16(bytes));
-        let mut scale = [_mm512_setzero_si512(); 4];
-        for k in 0..4 {
-            scale[k] = _mm512_permutexvar_epi32(lanes(&SCALE_OF[k]), s);
-        }
-        let d = f16_at(b.add(208));
-        let offsets = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)), _mm512_set1_ps(32.0 * d));
-        Block { q, scale, d, offsets }
-    }
-
-    const PREFETCH: usize = 2048;
-
-    /// Weight row `c` against activation rows `r0 .. r0 + R`.
-    macro_rules! column {
-        ($name:ident, $unpack:ident) => {
-            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,f16c,fma")]
-            unsafe fn $name<const R: usize>(row: *const u8, block_bytes: usize, a: &Q8KRows, r0: usize, c: usize, out: *mut f32, n: usize) {
-                let nb = a.blocks_per_row;
-                let mut acc = [_mm512_setzero_ps(); R];
-                for b in 0..nb {
-                    let at = row.add(b * block_bytes);
-                    for line in (0..block_bytes).step_by(64) {
-                        _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(PREFETCH + line) as *const i8);
-                    }
-                    let w = $unpack(at);
-                    let dw = _mm512_set1_ps(w.d);
-                    for r in 0..R {
-                        let i = (r0 + r) * nb + b;
-                        let x = a.values.as_ptr().add(i) as *const u8;
-                        let mut sum = _mm512_setzero_si512();
-                        for p in 0..4 {
-                            let xp = _mm512_loadu_si512(x.add(64 * p) as *const _);
-                            let dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w.q[p], xp);
-                            sum = _mm512_dpwssd_epi32(sum, dot, w.scale[p]);
-                        }
-                        let d = _mm512_mul_ps(dw, _mm512_set1_ps(*a.scales.get_unchecked(i)));
-                        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), d, acc[r]);
-                        let sums = _mm512_loadu_ps(a.sums.as_ptr().add(i) as *const f32);
-                        acc[r] = _mm512_fnmadd_ps(w.offsets, sums, acc[r]);
-                    }
-                }
-                for r in 0..R {
-                    *out.add((r0 + r) * n + c) = _mm512_reduce_add_ps(acc[r]);
-                }
-            }
-        };
-    }
-    column!(column_q4k, unpack_q4k);
-    column!(column_q6k, unpack_q6k);
-
-    /// Activation rows `rows` × weight rows `cols`, a whole row group per unpacked block where
-    /// the group is full, else row by row.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,f16c,fma")]
-    pub(super) unsafe fn tile(ty: WeightType, w: *const u8, a: &Q8KRows, rows: Range<usize>, cols: Range<usize>, out: *mut f32, n: usize) {
-        const R: usize = super::ROW_GROUP;
-        let block_bytes = ty.block_bytes();
-        let row_bytes = a.blocks_per_row * block_bytes;
-        for c in cols {
-            let row = w.add(c * row_bytes);
-            let mut r = rows.start;
-            while r < rows.end {
-                let full = r + R <= rows.end;
-                match (ty, full) {
-                    (WeightType::Q4K, true) => column_q4k::<R>(row, block_bytes, a, r, c, out, n),
-                    (WeightType::Q4K, false) => column_q4k::<1>(row, block_bytes, a, r, c, out, n),
-                    (WeightType::Q6K, true) => column_q6k::<R>(row, block_bytes, a, r, c, out, n),
-                    (WeightType::Q6K, false) => column_q6k::<1>(row, block_bytes, a, r, c, out, n),
-                }
-                r += if full { R } else { 1 };
-            }
-        }
-    }
-
-
-    use super::panel::{ROWS as PANEL_ROWS, WIDTH as PANEL};
-
-    /// The 16-byte [scales ‖ mins] of a Q4_K block, as ggml's `get_scale_min_k4` unpacks them.
-    #[inline(always)]
-    unsafe fn q4k_scales_and_mins(b: *const u8) -> [u32; 4] {
-        const M1: u32 = 0x3f3f_3f3f;
-        const M2: u32 = 0x0f0f_0f0f;
-        const M3: u32 = 0x0303_0303;
-        let word = |i: usize| u32::from_le_bytes([*b.add(4 + i), *b.add(5 + i), *b.add(6 + i), *b.add(7 + i)]);
-        let (u0, u1, u2) = (word(0), word(4), word(8));
-        [u0 & M1, (u2 & M2) | (((u0 >> 6) & M3) << 4), u1 & M1, ((u2 >> 4) & M2) | (((u1 >> 6) & M3) << 4)]
-    }
-
-    /// One super-block of 16 weight rows laid out for the panel product: `q[g]` holds values
-    /// `4g .. 4g+4` of each row (row `i` in lane `i`), `scale[s][i]` and `offset[s][i]` the
-    /// f32 scale and offset of row `i`'s sub-block `s` (`S` sub-blocks of `256 / S` values).
-    struct Panel<const S: usize> {
-        q: [__m512i; 64],
-        scale: [[f32; PANEL]; S],
-        offset: [[f32; PANEL]; S],
-    }
-
-    #[inline(always)]
-    unsafe fn gather(base: *const u8, rows: __m512i) -> __m512i {
-        _mm512_i32gather_epi32::<1>(rows, base as *const _)
-    }
-
-    /// Q4_K: word `t` of the 128 value bytes holds, in its low nibbles, values 64p + 4(t%8) ..
-    /// +4 (p = t / 8) and in its high nibbles the same 32 places later.
-    #[inline(always)]
-    unsafe fn panel_q4k(first: *const u8, row_bytes: usize, rows: __m512i, panel: &mut Panel<8>) {
-        let low = _mm512_set1_epi8(0x0f);
-        for t in 0..32 {
-            let word = gather(first.add(16 + 4 * t), rows);
-            let g = 16 * (t / 8) + t % 8;
-            panel.q[g] = _mm512_and_si512(word, low);
-            panel.q[g + 8] = _mm512_and_si512(_mm512_srli_epi16(word, 4), low);
-        }
-        for i in 0..PANEL {
-            let b = first.add(i * row_bytes);
-            let sm = q4k_scales_and_mins(b);
-            let bytes: [u8; 16] = std::mem::transmute(sm);
-            let (d, dmin) = (f16_at(b), f16_at(b.add(2)));
-            for s in 0..8 {
-                panel.scale[s][i] = d * f32::from(bytes[s]);
-                panel.offset[s][i] = dmin * f32::from(bytes[8 + s]);
-            }
-        }
-    }
-
-    /// Q6_K: value 128h + 32part + l has its low 4 bits in byte 64h + 32(part % 2) + l
-    /// (low nibble for parts 0 and 1) and its high 2 bits at bit 2·part of byte 128 + 32h + l.
-    #[inline(always)]
-    unsafe fn panel_q6k(first: *const u8, row_bytes: usize, rows: __m512i, panel: &mut Panel<16>) {
-        let (low, three) = (_mm512_set1_epi8(0x0f), _mm512_set1_epi8(0x03));
-        for h in 0..2 {
-            for l in (0..32).step_by(4) {
-                let high = gather(first.add(128 + 32 * h + l), rows);
-                for half in 0..2 {
-                    let lo = gather(first.add(64 * h + 32 * half + l), rows);
-                    for (part, bits) in [(half, _mm512_and_si512(lo, low)), (half + 2, _mm512_and_si512(_mm512_srli_epi16(lo, 4), low))] {
-                        let h2 = _mm512_and_si512(_mm512_srlv_epi16(high, _mm512_set1_epi16(2 * part as i16)), three);
-                        panel.q[(128 * h + 32 * part + l) / 4] = _mm512_or_si512(bits, _mm512_slli_epi16(h2, 4));
-                    }
-                }
-            }
-        }
-        for i in 0..PANEL {
-            let b = first.add(i * row_bytes);
-            let d = f16_at(b.add(208));
-            for s in 0..16 {
-                let sc = f32::from(*b.add(192 + s) as i8);
-                panel.scale[s][i] = d * sc;
-                panel.offset[s][i] = 32.0 * d * sc;
-            }
-        }
-    }
-
-    /// `acc[r]` += the panel · activation rows `r0 + r`, for `R` rows at a time.
-    #[inline(always)]
-    unsafe fn panel_rows<const S: usize, const R: usize>(panel: &Panel<S>, a: &Q8KRows, b: usize, r0: usize, acc: &mut [__m512; R]) {
-        let nb = a.blocks_per_row;
-        let per = 64 / S;
-        for s in 0..S {
-            let mut sum = [_mm512_setzero_si512(); R];
-            for g in s * per..(s + 1) * per {
-                for r in 0..R {
-                    let x = (a.values.as_ptr().add((r0 + r) * nb + b) as *const i32).add(g);
-                    // Blocks of bytes carry no 4-byte alignment.
-                    sum[r] = _mm512_dpbusd_epi32(sum[r], panel.q[g], _mm512_set1_epi32(x.read_unaligned()));
-                }
-            }
-            let scale = _mm512_loadu_ps(panel.scale[s].as_ptr());
-            let offset = _mm512_loadu_ps(panel.offset[s].as_ptr());
-            for r in 0..R {
-                let i = (r0 + r) * nb + b;
-                let da = _mm512_set1_ps(*a.scales.get_unchecked(i));
-                acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), _mm512_mul_ps(scale, da), acc[r]);
-                let sums = a.sums.get_unchecked(i);
-                let offset_sum = match S {
-                    8 => sums[2 * s] + sums[2 * s + 1],
-                    _ => sums[s],
-                };
-                acc[r] = _mm512_fnmadd_ps(offset, _mm512_set1_ps(offset_sum), acc[r]);
-            }
-        }
-    }
-
-    macro_rules! panel_tile {
-        ($name:ident, $unpack:ident, $subs:literal) => {
-            /// Weight rows `c0 .. c0 + 16` against activation rows `rows` (at most PANEL_ROWS).
-            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,f16c,fma")]
-            unsafe fn $name(w: *const u8, block_bytes: usize, a: &Q8KRows, rows: Range<usize>, c0: usize, out: *mut f32, n: usize) {
-                const R: usize = 4;
-                let nb = a.blocks_per_row;
-                let row_bytes = nb * block_bytes;
-                let stride = _mm512_mullo_epi32(_mm512_set1_epi32(row_bytes as i32), _mm512_loadu_si512(LANE.as_ptr() as *const _));
-                let mut acc = [_mm512_setzero_ps(); PANEL_ROWS];
-                let mut panel = Panel::<$subs> { q: [_mm512_setzero_si512(); 64], scale: [[0.0; PANEL]; $subs], offset: [[0.0; PANEL]; $subs] };
-                let m = rows.len();
-                for b in 0..nb {
-                    $unpack(w.add(c0 * row_bytes + b * block_bytes), row_bytes, stride, &mut panel);
-                    let mut r = 0;
-                    while r + R <= m {
-                        let mut part = [acc[r], acc[r + 1], acc[r + 2], acc[r + 3]];
-                        panel_rows::<$subs, R>(&panel, a, b, rows.start + r, &mut part);
-                        acc[r..r + R].copy_from_slice(&part);
-                        r += R;
-                    }
-                    while r < m {
-                        let mut part = [acc[r]];
-                        panel_rows::<$subs, 1>(&panel, a, b, rows.start + r, &mut part);
-                        acc[r] = part[0];
-                        r += 1;
-                    }
-                }
-                for r in 0..m {
-                    _mm512_storeu_ps(out.add((rows.start + r) * n + c0), acc[r]);
-                }
-            }
-        };
-    }
-    static LANE: [i32; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
-    panel_tile!(panel_tile_q4k, panel_q4k, 8);
-    panel_tile!(panel_tile_q6k, panel_q6k, 16);
-
-    /// Activation rows `rows` (at most PANEL_ROWS) × weight rows `c0 .. c0 + 16`.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,f16c,fma")]
-    pub(super) unsafe fn panel_tile(ty: WeightType, w: *const u8, a: &Q8KRows, rows: Range<usize>, c0: usize, out: *mut f32, n: usize) {
-        match ty {
-            WeightType::Q4K => panel_tile_q4k(w, ty.block_bytes(), a, rows, c0, out, n),
-            WeightType::Q6K => panel_tile_q6k(w, ty.block_bytes(), a, rows, c0, out, n),
-        }
-    }
-
-    const _: () = assert!(QK_K == 256);
-}
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+mod scalar;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::{pseudo_random_bits, serial};
+    use crate::test_support::{paths_under_test, pseudo_random_bits, serial};
 
     fn pseudo_random(n: usize, seed: u32) -> Vec<u8> {
         pseudo_random_bits(n, seed).into_iter().map(|b| (b >> 16) as u8).collect()
@@ -597,35 +275,65 @@ mod tests {
     }
 
     #[test]
-    fn products_match_the_definition() {
-        if !available() {
-            return;
-        }
+    fn every_path_matches_the_definition_and_the_scalar_path() {
         let nb = 3;
         let width = nb * QK_K;
+        let paths = paths_under_test("k_quants");
         for ty in [WeightType::Q4K, WeightType::Q6K] {
-            // 37 weight rows (two panels and 5 more) and 1, 19 or 70 activation rows: one row, and
-            // panels with full groups of 4 rows, remainders and two groups of 64.
+            // 37 weight rows (two panels of 16 or four of 8, and 5 more) and 1, 19 or 70
+            // activation rows: one row, and panels with full groups of 4 rows, remainders and
+            // two groups of 64.
             let rows = 37;
             let w = random_weights(ty, rows, nb, 7);
             for m in [1, 19, 70] {
                 let x: Vec<f32> = pseudo_random(m * width, 3).iter().map(|b| f32::from(*b) / 40.0 - 3.0).collect();
                 let a = Q8KRows::quantize(&x, m, width, &serial).unwrap();
-                let mut dst = vec![f32::NAN; m * rows];
-                matmul(ty, &w, rows, &a, &mut dst, &serial).unwrap();
-                for r in 0..m {
-                    for c in 0..rows {
-                        let want: f64 = (0..nb)
-                            .flat_map(|b| {
-                                let i = r * nb + b;
-                                let values = dequantize(ty, &w[(c * nb + b) * ty.block_bytes()..][..ty.block_bytes()]);
-                                let (d, q) = (f64::from(a.scales[i]), a.values[i]);
-                                values.into_iter().zip(q).map(move |(v, q)| v * d * f64::from(q))
-                            })
-                            .sum();
-                        let got = f64::from(dst[r * rows + c]);
-                        assert!((got - want).abs() < 1e-4 * want.abs().max(1.0), "{ty:?} m={m} ({r},{c}): {got} vs {want}");
+                let mut scalar = vec![f32::NAN; m * rows];
+                matmul(Isa::Scalar, ty, &w, rows, &a, &mut scalar, &serial).unwrap();
+                for &isa in &paths {
+                    let mut dst = vec![f32::NAN; m * rows];
+                    matmul(isa, ty, &w, rows, &a, &mut dst, &serial).unwrap();
+                    for r in 0..m {
+                        for c in 0..rows {
+                            let want: f64 = (0..nb)
+                                .flat_map(|b| {
+                                    let i = r * nb + b;
+                                    let values = dequantize(ty, &w[(c * nb + b) * ty.block_bytes()..][..ty.block_bytes()]);
+                                    let (d, q) = (f64::from(a.scales[i]), a.values[i]);
+                                    values.into_iter().zip(q).map(move |(v, q)| v * d * f64::from(q))
+                                })
+                                .sum();
+                            let (got, reference) = (f64::from(dst[r * rows + c]), f64::from(scalar[r * rows + c]));
+                            let tolerance = 1e-4 * want.abs().max(1.0);
+                            assert!((got - want).abs() < tolerance, "{isa} {ty:?} m={m} ({r},{c}): {got} vs definition {want}");
+                            assert!((got - reference).abs() < tolerance, "{isa} {ty:?} m={m} ({r},{c}): {got} vs scalar {reference}");
+                        }
                     }
+                }
+            }
+        }
+    }
+
+    /// AVX2 and AVX-VNNI sum the same exact integers in the same order.
+    #[test]
+    fn both_256_bit_paths_give_the_same_bits() {
+        let nb = 2;
+        let paths: Vec<Isa> = paths_under_test("k_quants 256-bit").into_iter().filter(|isa| matches!(isa, Isa::Avx2 | Isa::AvxVnni)).collect();
+        for ty in [WeightType::Q4K, WeightType::Q6K] {
+            let w = random_weights(ty, 24, nb, 5);
+            for m in [1, 9] {
+                let x: Vec<f32> = pseudo_random(m * nb * QK_K, 11).iter().map(|b| f32::from(*b) / 50.0 - 2.5).collect();
+                let a = Q8KRows::quantize(&x, m, nb * QK_K, &serial).unwrap();
+                let results: Vec<Vec<u32>> = paths
+                    .iter()
+                    .map(|isa| {
+                        let mut dst = vec![0.0; m * 24];
+                        matmul(*isa, ty, &w, 24, &a, &mut dst, &serial).unwrap();
+                        dst.iter().map(|v| v.to_bits()).collect()
+                    })
+                    .collect();
+                for (isa, bits) in paths.iter().zip(&results) {
+                    assert_eq!(bits, &results[0], "{isa} {ty:?} m={m}");
                 }
             }
         }
@@ -652,8 +360,14 @@ mod tests {
     fn sizes_are_checked() {
         let a = Q8KRows::quantize(&[1.0; QK_K], 1, QK_K, &serial).unwrap();
         let w = random_weights(WeightType::Q4K, 2, 1, 1);
-        assert!(matmul(WeightType::Q4K, &w, 3, &a, &mut [0.0; 3], &serial).is_err());
-        assert!(matmul(WeightType::Q6K, &w, 2, &a, &mut [0.0; 2], &serial).is_err());
-        assert!(matmul(WeightType::Q4K, &w, 2, &a, &mut [0.0; 5], &serial).is_err());
+        for isa in Isa::all_supported() {
+            assert!(matmul(isa, WeightType::Q4K, &w, 3, &a, &mut [0.0; 3], &serial).is_err());
+            assert!(matmul(isa, WeightType::Q6K, &w, 2, &a, &mut [0.0; 2], &serial).is_err());
+            assert!(matmul(isa, WeightType::Q4K, &w, 2, &a, &mut [0.0; 5], &serial).is_err());
+            assert!(matmul(isa, WeightType::Q4K, &w, 2, &a, &mut [0.0; 2], &serial).is_ok());
+        }
+        for isa in Isa::ALL.into_iter().filter(|isa| !isa.supported()) {
+            assert!(matmul(isa, WeightType::Q4K, &w, 2, &a, &mut [0.0; 2], &serial).is_err(), "{isa} is not on this CPU");
+        }
     }
 }

@@ -4,6 +4,7 @@
 
 use std::ops::Range;
 
+pub mod isa;
 pub mod k_quants;
 pub mod q8_0;
 
@@ -35,7 +36,17 @@ fn for_each_output_tile(
 /// pseudo-random numbers.
 #[cfg(test)]
 mod test_support {
+    use crate::isa::Isa;
     use std::ops::Range;
+
+    /// The paths this CPU runs, said on stderr with the ones it cannot (`cargo test -- --nocapture`
+    /// shows it), so a green run tells which kernels it tested.
+    pub fn paths_under_test(kernel: &str) -> Vec<Isa> {
+        let (ran, skipped): (Vec<Isa>, Vec<Isa>) = Isa::ALL.into_iter().partition(|isa| isa.supported());
+        let names = |paths: &[Isa]| paths.iter().map(|isa| isa.name()).collect::<Vec<_>>().join(", ");
+        eprintln!("{kernel}: testing the {} paths; this CPU lacks: {}", names(&ran), if skipped.is_empty() { "none".into() } else { names(&skipped) });
+        ran
+    }
 
     /// Runs the work in two uneven parts, to exercise item ranges that split row groups.
     pub fn serial(n: usize, f: &(dyn Fn(Range<usize>) + Sync)) {

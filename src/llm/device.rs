@@ -1,7 +1,11 @@
 //! Choosing where models run: the CPU by default, a CUDA or Metal GPU when the binary was built
-//! with the `cuda`/`metal` feature and the user asks for it.
+//! with the `cuda`/`metal` feature and the user asks for it; on the CPU, which path of our own
+//! kernels runs (`ASSAY_CPU`).
 
 use std::str::FromStr;
+use std::sync::OnceLock;
+
+use assay_kernels::isa::Isa;
 
 use candle_core::Device;
 use serde::{Deserialize, Serialize};
@@ -69,9 +73,44 @@ pub fn open_device(choice: DeviceChoice) -> Result<Device> {
     }
 }
 
+/// The path of our CPU kernels (`assay_kernels`) that model matrices run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuKernels {
+    pub isa: Isa,
+    /// Named by `ASSAY_CPU` rather than detected: then every matrix our kernels can take runs
+    /// on that path, none on candle's own kernels (which would pick their own instructions).
+    pub forced: bool,
+}
+
+/// The fastest path this CPU runs, or the one `ASSAY_CPU` names (`scalar`, `avx2`, `avxvnni`,
+/// `avx512`; docs/runtime.md), so one machine can measure each path it can run. An unknown
+/// name, or a path this CPU lacks, is an error naming both. Read once per process.
+pub fn cpu_kernels() -> Result<CpuKernels> {
+    static CHOICE: OnceLock<std::result::Result<CpuKernels, String>> = OnceLock::new();
+    CHOICE
+        .get_or_init(|| {
+            let Ok(name) = std::env::var("ASSAY_CPU") else {
+                return Ok(CpuKernels { isa: Isa::best(), forced: false });
+            };
+            let names = Isa::ALL.map(Isa::name).join(", ");
+            let isa = Isa::from_name(name.trim())
+                .ok_or_else(|| format!("ASSAY_CPU=`{name}` names no kernel path (expected one of {names})"))?;
+            if !isa.supported() {
+                let here = Isa::all_supported().iter().map(|isa| isa.name()).collect::<Vec<_>>().join(", ");
+                return Err(format!("ASSAY_CPU={isa}: this CPU lacks its instructions (it runs {here})"));
+            }
+            tracing::info!("CPU kernels: the {isa} path, as ASSAY_CPU says");
+            Ok(CpuKernels { isa, forced: true })
+        })
+        .clone()
+        .map_err(LlmError::Device)
+}
+
 /// The binary is compiled for x86-64-v3 (AVX2, FMA): on an older CPU it would die of an
-/// illegal instruction somewhere deep in a matrix kernel, so say so up front.
+/// illegal instruction somewhere deep in a matrix kernel, so say so up front. A bad
+/// `ASSAY_CPU` is refused here too, before a model loads.
 pub fn check_cpu_features() -> Result<()> {
+    cpu_kernels()?;
     #[cfg(target_arch = "x86_64")]
     {
         if !(std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")) {

@@ -10,17 +10,23 @@
 //!   (`assay_kernels::q8_0`), faster, and bit-identical to candle's per-pair dot products
 //!   below 8 rows (prompts on AVX-512 VNNI sum in another order: equal to rounding;
 //!   docs/runtime.md). Everything else: candle.
-//! - CPU, Q4_K and Q6_K on CPUs with AVX-512 VNNI: our own kernel (`assay_kernels::k_quants`)
-//!   on the file's blocks in place. candle would keep packed copies beside them (on the 1.5B
-//!   model 3.7 GB at the peak against 1.4 GB) and is no faster, not even with AMX
-//!   (docs/runtime.md). Elsewhere candle's kernels stay.
+//! - CPU, Q4_K and Q6_K: our own kernel (`assay_kernels::k_quants`) on the file's blocks in
+//!   place. candle would keep packed copies beside them (on the 1.5B model 3.7 GB at the peak
+//!   against 1.4 GB) and is no faster, not even with AMX (docs/runtime.md).
+//!
+//! Our kernels run on the path `device::cpu_kernels` picks: the fastest this CPU has (AVX-512
+//! VNNI, AVX-VNNI or AVX2), or the one `ASSAY_CPU` names. On CPUs without any of them (ARM
+//! today) candle's kernels stay, unless `ASSAY_CPU=scalar` asks for our plain-Rust reference.
 
 use std::sync::Arc;
 
+use assay_kernels::isa::Isa;
 use assay_kernels::k_quants::{self, Q8KRows, WeightType};
-use assay_kernels::q8_0::{self, Isa, Q8Rows};
+use assay_kernels::q8_0::{self, Q8Rows};
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
 use candle_core::{DType, Device, Module, Tensor};
+
+use super::device::{cpu_kernels, CpuKernels};
 
 #[derive(Debug, Clone)]
 pub struct WeightMatrix(Kernel);
@@ -32,21 +38,21 @@ enum Kernel {
     OwnQ8_0(Arc<Q8Rows>, Isa),
     /// Q4_K/Q6_K weights on our own kernel, read in place from candle's copy of the file's
     /// blocks (candle's kernels, never called, never make their packed copies).
-    OwnKQuant(Arc<QTensor>, WeightType),
+    OwnKQuant(Arc<QTensor>, WeightType, Isa),
 }
 
 impl WeightMatrix {
     pub fn new(t: QTensor) -> candle_core::Result<Self> {
         let device = t.device();
         let t = requantize_slow_type(t, &device)?;
-        if let Some(isa) = own_q8_0_kernel_for(&t) {
+        if let Some(isa) = own_q8_0_kernel_for(&t)? {
             let (rows, width) = t.shape().dims2()?;
             let weights = Q8Rows::from_ggml_bytes(&t.data()?, rows, width)
                 .ok_or_else(|| candle_core::Error::Msg(format!("Q8_0 data does not hold {rows}×{width} weights")))?;
             return Ok(Self(Kernel::OwnQ8_0(Arc::new(weights), isa)));
         }
-        if let Some(ty) = own_k_quant_kernel_for(&t) {
-            return Ok(Self(Kernel::OwnKQuant(Arc::new(t), ty)));
+        if let Some((ty, isa)) = own_k_quant_kernel_for(&t)? {
+            return Ok(Self(Kernel::OwnKQuant(Arc::new(t), ty, isa)));
         }
         Self::shared(Arc::new(t))
     }
@@ -55,8 +61,8 @@ impl WeightMatrix {
     /// output projection. On candle's kernels, or our K-quant kernel, which reads `t` in place
     /// (our Q8_0 kernel would need a second copy).
     pub fn shared(t: Arc<QTensor>) -> candle_core::Result<Self> {
-        if let Some(ty) = own_k_quant_kernel_for(&t) {
-            return Ok(Self(Kernel::OwnKQuant(t, ty)));
+        if let Some((ty, isa)) = own_k_quant_kernel_for(&t)? {
+            return Ok(Self(Kernel::OwnKQuant(t, ty, isa)));
         }
         let device = t.device();
         let dense = matches!(t.dtype(), GgmlDType::F32 | GgmlDType::F16 | GgmlDType::BF16);
@@ -87,12 +93,12 @@ impl WeightMatrix {
                     q8_0::matmul(*isa, weights, &a, out, &parallel)
                 })
             }
-            Kernel::OwnKQuant(weights, ty) => {
+            Kernel::OwnKQuant(weights, ty, isa) => {
                 let (rows, width) = weights.shape().dims2()?;
                 let bytes = weights.data()?;
                 own_product(x, width, rows, |values, m, width, out| {
                     let a = Q8KRows::quantize(values, m, width, &parallel).ok_or_else(|| format!("{m} rows of {width} values"))?;
-                    k_quants::matmul(*ty, &bytes, rows, &a, out, &parallel)
+                    k_quants::matmul(*isa, *ty, &bytes, rows, &a, out, &parallel)
                 })
             }
         }
@@ -124,33 +130,40 @@ fn own_product(
     Tensor::from_vec(out, shape, &Device::Cpu)?.to_dtype(x.dtype())
 }
 
+/// The path our kernels run CPU matrices on; None where candle's own kernels stay: a CPU
+/// none of our SIMD paths runs on (candle has NEON code there, our scalar path is the
+/// reference), unless `ASSAY_CPU` names a path.
+fn our_cpu_path() -> candle_core::Result<Option<CpuKernels>> {
+    let kernels = cpu_kernels().map_err(|e| candle_core::Error::Msg(e.to_string()))?;
+    Ok((kernels.forced || kernels.isa != Isa::Scalar).then_some(kernels))
+}
+
 /// Our kernel where candle would fall back to one dot product per pair: CPU Q8_0 matrices
 /// that its tiled path does not take (it needs AVX-512 VNNI or AVX-VNNI, a width that is a
 /// multiple of 256 and rows in groups of 16; `repack_x86::select`). Where candle tiles, its
-/// kernel stays: it is faster still (it quantizes activations in blocks of 256).
-fn own_q8_0_kernel_for(t: &QTensor) -> Option<Isa> {
-    let (rows, width) = t.shape().dims2().ok()?;
+/// kernel stays: it is faster still (it quantizes activations in blocks of 256), except on a
+/// path `ASSAY_CPU` forces, where candle would use instructions of its own choosing.
+fn own_q8_0_kernel_for(t: &QTensor) -> candle_core::Result<Option<Isa>> {
+    let Ok((rows, width)) = t.shape().dims2() else { return Ok(None) };
     if !t.device().is_cpu() || t.dtype() != GgmlDType::Q8_0 {
-        return None;
+        return Ok(None);
     }
+    let Some(path) = our_cpu_path()? else { return Ok(None) };
     let candle_tiles = width % 256 == 0 && rows % 16 == 0 && candle_has_q8_0_tiles();
-    if candle_tiles {
-        return None;
-    }
-    q8_0::isa()
+    Ok((path.forced || !candle_tiles).then_some(path.isa))
 }
 
-/// Our K-quant kernel for CPU Q4_K and Q6_K matrices where the CPU has AVX-512 VNNI (else
-/// candle's kernels stay).
-fn own_k_quant_kernel_for(t: &QTensor) -> Option<WeightType> {
-    if !t.device().is_cpu() || !k_quants::available() {
-        return None;
+/// Our K-quant kernel for CPU Q4_K and Q6_K matrices, on the path `our_cpu_path` gives.
+fn own_k_quant_kernel_for(t: &QTensor) -> candle_core::Result<Option<(WeightType, Isa)>> {
+    if !t.device().is_cpu() {
+        return Ok(None);
     }
-    match t.dtype() {
-        GgmlDType::Q4K => Some(WeightType::Q4K),
-        GgmlDType::Q6K => Some(WeightType::Q6K),
-        _ => None,
-    }
+    let ty = match t.dtype() {
+        GgmlDType::Q4K => WeightType::Q4K,
+        GgmlDType::Q6K => WeightType::Q6K,
+        _ => return Ok(None),
+    };
+    Ok(our_cpu_path()?.map(|path| (ty, path.isa)))
 }
 
 /// Whether candle 0.11 has its tiled Q8_0 kernel on this CPU (`repack_x86::level` above AVX2).
@@ -228,19 +241,21 @@ mod tests {
         let w = Tensor::randn(0f32, 1.0, (rows, width), &dev).unwrap();
         let ours = WeightMatrix::new(QTensor::quantize(&w, GgmlDType::Q8_0).unwrap()).unwrap();
         let candle = QMatMul::from_qtensor(QTensor::quantize(&w, GgmlDType::Q8_0).unwrap()).unwrap();
-        if q8_0::isa().is_none() {
+        let Some(path) = our_cpu_path().unwrap() else {
             assert!(matches!(ours.0, Kernel::Candle(_)));
             return;
-        }
+        };
         assert!(matches!(ours.0, Kernel::OwnQ8_0(..)));
+        eprintln!("weight_matrix: our Q8_0 kernel on the {} path", path.isa);
         for m in [1usize, 5, 37] {
             let x = Tensor::randn(0f32, 1.0, (1, m, width), &dev).unwrap();
             let (a, b) = (ours.forward(&x).unwrap(), candle.forward(&x).unwrap());
             assert_eq!(a.dims(), &[1, m, rows]);
             let (a, b) = (a.flatten_all().unwrap().to_vec1::<f32>().unwrap(), b.flatten_all().unwrap().to_vec1::<f32>().unwrap());
-            let panels = m >= 8 && q8_0::isa() == Some(Isa::Avx512Vnni);
-            if panels {
-                // Panels add the same exact block sums in another order.
+            // Panels (from 8 rows on VNNI) and the scalar path add the same exact block sums in
+            // another order; the SIMD tiles add them as candle does.
+            let panels = m >= 8 && matches!(path.isa, Isa::Avx512Vnni | Isa::AvxVnni);
+            if panels || path.isa == Isa::Scalar {
                 let scale = b.iter().fold(0f32, |s, v| s.max(v.abs()));
                 let worst = a.iter().zip(&b).fold(0f32, |s, (p, q)| s.max((p - q).abs()));
                 assert!(worst <= 1e-5 * scale, "m={m}: max |Δ| {worst} against a scale of {scale}");
@@ -260,7 +275,9 @@ mod tests {
             let w = Tensor::randn(0f32, 1.0, (40, 512), &dev).unwrap();
             let ours = WeightMatrix::new(QTensor::quantize(&w, dtype).unwrap()).unwrap();
             let candle = QMatMul::from_qtensor(QTensor::quantize(&w, dtype).unwrap()).unwrap();
-            assert_eq!(matches!(ours.0, Kernel::OwnKQuant(..)), k_quants::available(), "{dtype:?}");
+            let path = our_cpu_path().unwrap();
+            assert_eq!(matches!(ours.0, Kernel::OwnKQuant(..)), path.is_some(), "{dtype:?}");
+            eprintln!("weight_matrix: {dtype:?} on {}", path.map_or("candle's kernels", |p| p.isa.name()));
             for m in [1usize, 9, 37] {
                 let x = Tensor::randn(0f32, 1.0, (1, m, 512), &dev).unwrap();
                 let (a, b) = (ours.forward(&x).unwrap(), candle.forward(&x).unwrap());
@@ -279,6 +296,8 @@ mod tests {
     fn candle_keeps_the_matrices_it_tiles() {
         let w = Tensor::randn(0f32, 1.0, (32, 512), &Device::Cpu).unwrap();
         let m = WeightMatrix::new(QTensor::quantize(&w, GgmlDType::Q8_0).unwrap()).unwrap();
-        assert_eq!(matches!(m.0, Kernel::Candle(_)), candle_has_q8_0_tiles() || q8_0::isa().is_none());
+        let path = our_cpu_path().unwrap();
+        let candle_keeps = path.is_none_or(|p| !p.forced && candle_has_q8_0_tiles());
+        assert_eq!(matches!(m.0, Kernel::Candle(_)), candle_keeps);
     }
 }

@@ -1,0 +1,106 @@
+//! Times every kernel path this CPU runs on matrices of the default models' shapes, so the
+//! paths can be compared on one machine: `cargo run --release -p assay-kernels --example
+//! kernel_paths [threads]` (2 threads unless given). Weights and activations are
+//! pseudo-random. The paths take turns, round after round for 0.3 s per path, and each
+//! path's fastest run is kept: on a shared machine, load then falls on all paths alike.
+
+use assay_kernels::isa::Isa;
+use assay_kernels::k_quants::{self, Q8KRows, WeightType, QK_K};
+use assay_kernels::q8_0::{self, Q8Rows};
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+/// Splits `0..n` into one contiguous part per thread.
+fn run_parallel(threads: usize, n: usize, f: &(dyn Fn(Range<usize>) + Sync)) {
+    let per = n.div_ceil(threads);
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let part = (t * per).min(n)..((t + 1) * per).min(n);
+            s.spawn(move || f(part));
+        }
+    });
+}
+
+fn pseudo_random(n: usize, seed: u32) -> Vec<f32> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (s >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// Random bytes for K-quant blocks, with small positive f16 scales where the type keeps them.
+fn k_quant_weights(ty: WeightType, rows: usize, width: usize) -> Vec<u8> {
+    let mut bytes: Vec<u8> = pseudo_random(rows * width / QK_K * ty.block_bytes(), 9).iter().map(|v| (v * 127.0 + 128.0) as u8).collect();
+    let d = half::f16::from_f32(0.002).to_le_bytes();
+    for block in bytes.chunks_exact_mut(ty.block_bytes()) {
+        match ty {
+            WeightType::Q4K => {
+                block[0..2].copy_from_slice(&d);
+                block[2..4].copy_from_slice(&d);
+            }
+            WeightType::Q6K => block[208..210].copy_from_slice(&d),
+        }
+    }
+    bytes
+}
+
+/// The fastest run of each of `paths` (None where `skip` says so), in milliseconds, the
+/// paths taking turns.
+fn fastest_by_turns(paths: &[Isa], skip: impl Fn(Isa) -> bool, mut run: impl FnMut(Isa)) -> Vec<Option<f64>> {
+    let mut best = vec![Duration::MAX; paths.len()];
+    let start = Instant::now();
+    let budget = Duration::from_millis(300) * paths.len() as u32;
+    while start.elapsed() < budget {
+        for (isa, best) in paths.iter().zip(&mut best) {
+            if !skip(*isa) {
+                let t = Instant::now();
+                run(*isa);
+                *best = (*best).min(t.elapsed());
+            }
+        }
+    }
+    paths.iter().zip(best).map(|(isa, d)| (!skip(*isa)).then(|| d.as_secs_f64() * 1e3)).collect()
+}
+
+fn cells(times: &[Option<f64>]) -> String {
+    times.iter().map(|t| t.map_or("–".to_string(), |ms| format!("{ms:.2}"))).collect::<Vec<_>>().join(" | ")
+}
+
+fn main() {
+    let threads: usize = std::env::args().nth(1).and_then(|t| t.parse().ok()).unwrap_or(2);
+    let parallel = |n: usize, f: &(dyn Fn(Range<usize>) + Sync)| run_parallel(threads, n, f);
+    let paths = Isa::all_supported();
+    let names: Vec<&str> = paths.iter().map(|isa| isa.name()).collect();
+    println!("{threads} threads; ms per product (activation quantization included)");
+    println!("| product | rows | {} |", names.join(" | "));
+    println!("|---|---:|{}", "---:|".repeat(paths.len()));
+    let k_shapes = [(WeightType::Q4K, 17920, 1536), (WeightType::Q4K, 1536, 8960), (WeightType::Q6K, 1536, 8960)];
+    for (ty, n, width) in k_shapes {
+        let w = k_quant_weights(ty, n, width);
+        for m in [1, 8, 64, 512] {
+            let x = pseudo_random(m * width, 3);
+            let mut dst = vec![0f32; m * n];
+            // The scalar path is for correctness: timed on one row only.
+            let times = fastest_by_turns(&paths, |isa| isa == Isa::Scalar && m > 1, |isa| {
+                let a = Q8KRows::quantize(&x, m, width, &parallel).expect("sizes agree");
+                k_quants::matmul(isa, ty, &w, n, &a, &mut dst, &parallel).expect("sizes agree");
+            });
+            println!("| {ty:?} {n}×{width} | {m} | {} |", cells(&times));
+        }
+    }
+    for (n, width) in [(1152, 576), (9728, 896), (896, 4864)] {
+        let w = Q8Rows::quantize(&pseudo_random(n * width, 5), n, width).expect("sizes agree");
+        for m in [1, 8, 64, 512] {
+            let x = pseudo_random(m * width, 3);
+            let mut dst = vec![0f32; m * n];
+            let times = fastest_by_turns(&paths, |isa| isa == Isa::Scalar && m > 1, |isa| {
+                let a = Q8Rows::quantize(&x, m, width).expect("sizes agree");
+                q8_0::matmul(isa, &w, &a, &mut dst, &parallel).expect("sizes agree");
+            });
+            println!("| Q8_0 {n}×{width} | {m} | {} |", cells(&times));
+        }
+    }
+}

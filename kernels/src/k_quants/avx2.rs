@@ -1,0 +1,436 @@
+//! The Q4_K/Q6_K kernel on AVX2 and on AVX-VNNI: the AVX-512 kernel's two shapes (a weight row
+//! at a time for decode, panels of weight rows for prompts) with 256-bit registers, so panels
+//! are 8 weight rows wide. The two paths differ only in the byte dot product:
+//!
+//! - AVX-VNNI: `vpdpbusd` sums four unsigned-weight × signed-activation products per 32-bit
+//!   lane, `vpdpwssd` scales a lane by its sub-block's integer scale while adding it up, as on
+//!   AVX-512.
+//! - AVX2: `vpmaddubsw` sums pairs of products into 16 bits (at most 2 · 63 · 128 = 16,128: no
+//!   saturation for 4- and 6-bit weights), `vpmaddwd` multiplies the pairs by the sub-block's
+//!   scale (decode) or by one (panels) into 32-bit sums: ggml's AVX2 recipe.
+//!
+//! The integer sums are exact in both, so the two paths give the same bits.
+
+use super::{Q8KRows, WeightType, PANEL_ROWS, QK_K};
+use crate::isa::Isa;
+use std::arch::x86_64::*;
+use std::ops::Range;
+
+/// Weight rows per panel: one 32-bit lane each in a 256-bit register.
+const PANEL: usize = 8;
+
+/// Activation rows `rows` × weight rows `cols` on `isa` (`Avx2` or `AvxVnni`): a panel where
+/// `full_panel` (then `cols` is 8 weight rows), else weight row by weight row.
+///
+/// # Safety
+/// The CPU must support `isa`, which must be `Avx2` or `AvxVnni`. `w` must be valid for reads
+/// of `n` weight rows of `a.blocks_per_row` blocks of `ty`; `rows` must lie inside `a`'s rows
+/// (at most `PANEL_ROWS` of them for a panel) and `cols` inside `0..n`; `out` must be valid for
+/// writes of cells `r * n + c` for those rows and columns, and no other thread may touch them
+/// meanwhile.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn tile(
+    isa: Isa,
+    full_panel: bool,
+    ty: WeightType,
+    w: *const u8,
+    a: &Q8KRows,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    out: *mut f32,
+    n: usize,
+) {
+    let vnni = isa == Isa::AvxVnni;
+    match (full_panel, ty, vnni) {
+        (true, WeightType::Q4K, true) => panel_tile_q4k_vnni(w, ty.block_bytes(), a, rows, cols.start, out, n),
+        (true, WeightType::Q4K, false) => panel_tile_q4k_avx2(w, ty.block_bytes(), a, rows, cols.start, out, n),
+        (true, WeightType::Q6K, true) => panel_tile_q6k_vnni(w, ty.block_bytes(), a, rows, cols.start, out, n),
+        (true, WeightType::Q6K, false) => panel_tile_q6k_avx2(w, ty.block_bytes(), a, rows, cols.start, out, n),
+        (false, _, true) => rows_tile_vnni(ty, w, a, rows, cols, out, n),
+        (false, _, false) => rows_tile_avx2(ty, w, a, rows, cols, out, n),
+    }
+}
+
+/// One weight super-block unpacked: 8 × 32 unsigned values in activation order; per vector the
+/// integer scales of its two groups of 16 in the form the dot product takes (AVX2: 16-bit
+/// lanes; VNNI: 32-bit lanes holding the scale in their low 16 bits, the high 16 zero, since
+/// `vpdpwssd` multiplies both halves); the f32 super-block scale; the f32 offsets per group of
+/// 16 values (multiplied by the activations' scaled sums and subtracted).
+struct Block {
+    q: [__m256i; 8],
+    scale: [__m256i; 8],
+    d: f32,
+    offsets: [__m256; 2],
+}
+
+/// The little-endian f16 at `p`, widened.
+///
+/// # Safety
+/// The CPU must have F16C; `p` must be valid for reads of 2 bytes.
+#[inline(always)]
+unsafe fn f16_at(p: *const u8) -> f32 {
+    let bits = u16::from_le_bytes([*p, *p.add(1)]);
+    _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from(bits))))
+}
+
+/// The scales `low` (values 0..16 of a vector) and `high` (16..32) in the dot product's form.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[inline(always)]
+unsafe fn scale_pair<const VNNI: bool>(low: i16, high: i16) -> __m256i {
+    if VNNI {
+        // Zero-extended from 16 bits: the high half of each lane multiplies the dot's high
+        // 16 bits, which must count for nothing.
+        _mm256_set_m128i(_mm_set1_epi32(i32::from(high as u16)), _mm_set1_epi32(i32::from(low as u16)))
+    } else {
+        _mm256_set_m128i(_mm_set1_epi16(high), _mm_set1_epi16(low))
+    }
+}
+
+/// The 16-byte [scales ‖ mins] of a Q4_K block, as ggml's `get_scale_min_k4` unpacks them.
+///
+/// # Safety
+/// `b` must be valid for reads of a Q4_K block's first 16 bytes.
+#[inline(always)]
+unsafe fn q4k_scales_and_mins(b: *const u8) -> [u8; 16] {
+    const M1: u32 = 0x3f3f_3f3f;
+    const M2: u32 = 0x0f0f_0f0f;
+    const M3: u32 = 0x0303_0303;
+    let word = |i: usize| u32::from_le_bytes([*b.add(4 + i), *b.add(5 + i), *b.add(6 + i), *b.add(7 + i)]);
+    let (u0, u1, u2) = (word(0), word(4), word(8));
+    let words = [u0 & M1, (u2 & M2) | (((u0 >> 6) & M3) << 4), u1 & M1, ((u2 >> 4) & M2) | (((u1 >> 6) & M3) << 4)];
+    let mut bytes = [0u8; 16];
+    for (chunk, word) in bytes.chunks_exact_mut(4).zip(words) {
+        chunk.copy_from_slice(&word.to_le_bytes());
+    }
+    bytes
+}
+
+/// Q4_K: values `d * scale * q - dmin * min` per sub-block of 32; chunk p of the 128 value
+/// bytes holds values 64p..64p+32 in its low nibbles and the next 32 in its high nibbles.
+///
+/// # Safety
+/// The CPU must have AVX2 and F16C; `b` must be valid for reads of one Q4_K block (144 bytes).
+#[inline(always)]
+unsafe fn unpack_q4k<const VNNI: bool>(b: *const u8) -> Block {
+    let sm = q4k_scales_and_mins(b);
+    let low = _mm256_set1_epi8(0x0f);
+    let mut q = [_mm256_setzero_si256(); 8];
+    let mut scale = [_mm256_setzero_si256(); 8];
+    for p in 0..4 {
+        let raw = _mm256_loadu_si256(b.add(16 + 32 * p) as *const __m256i);
+        q[2 * p] = _mm256_and_si256(raw, low);
+        q[2 * p + 1] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low);
+        for j in [2 * p, 2 * p + 1] {
+            scale[j] = scale_pair::<VNNI>(i16::from(sm[j]), i16::from(sm[j]));
+        }
+    }
+    // Each min twice, once per group of 16 values of its sub-block.
+    let mins = _mm_loadl_epi64(sm.as_ptr().add(8) as *const __m128i);
+    let twice = _mm_unpacklo_epi8(mins, mins);
+    let dmin = _mm256_set1_ps(f16_at(b.add(2)));
+    let offsets = [
+        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(twice)), dmin),
+        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(twice, 8))), dmin),
+    ];
+    Block { q, scale, d: f16_at(b), offsets }
+}
+
+/// Q6_K: values `d * scale[i / 16] * (q - 32)`; value 128h + 32part + l has its low 4 bits in
+/// byte 64h + 32(part % 2) + l (low nibble for parts 0 and 1) and its high 2 bits at bit
+/// 2·part of byte 128 + 32h + l.
+///
+/// # Safety
+/// The CPU must have AVX2 and F16C; `b` must be valid for reads of one Q6_K block (210 bytes).
+#[inline(always)]
+unsafe fn unpack_q6k<const VNNI: bool>(b: *const u8) -> Block {
+    let (low, three) = (_mm256_set1_epi8(0x0f), _mm256_set1_epi8(0x03));
+    let mut q = [_mm256_setzero_si256(); 8];
+    for h in 0..2 {
+        let ql = [_mm256_loadu_si256(b.add(64 * h) as *const __m256i), _mm256_loadu_si256(b.add(64 * h + 32) as *const __m256i)];
+        let qh = _mm256_loadu_si256(b.add(128 + 32 * h) as *const __m256i);
+        for part in 0..4 {
+            let bits = ql[part % 2];
+            let bits = if part < 2 { bits } else { _mm256_srli_epi16(bits, 4) };
+            let high = _mm256_and_si256(_mm256_srlv_epi32(qh, _mm256_set1_epi32(2 * part as i32)), three);
+            q[4 * h + part] = _mm256_or_si256(_mm256_and_si256(bits, low), _mm256_slli_epi16(high, 4));
+        }
+    }
+    let sc = std::slice::from_raw_parts(b.add(192) as *const i8, 16);
+    let mut scale = [_mm256_setzero_si256(); 8];
+    for (t, scale) in scale.iter_mut().enumerate() {
+        *scale = scale_pair::<VNNI>(i16::from(sc[2 * t]), i16::from(sc[2 * t + 1]));
+    }
+    let d = f16_at(b.add(208));
+    let bytes = _mm_loadu_si128(b.add(192) as *const __m128i);
+    let d32 = _mm256_set1_ps(32.0 * d);
+    let offsets = [
+        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes)), d32),
+        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(bytes, 8))), d32),
+    ];
+    Block { q, scale, d, offsets }
+}
+
+/// Sum of the 8 lanes.
+///
+/// # Safety
+/// The CPU must have AVX.
+#[inline(always)]
+unsafe fn hsum(x: __m256) -> f32 {
+    let s = _mm_add_ps(_mm256_extractf128_ps(x, 1), _mm256_castps256_ps128(x));
+    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
+}
+
+/// How far ahead of the weight stream a row prefetches (as on AVX-512).
+const PREFETCH: usize = 2048;
+
+/// Weight row at `row` against activation rows `r0 .. r0 + R`, written to `out[r * n + c]`.
+///
+/// # Safety
+/// The CPU must have AVX2, FMA and F16C (and AVX-VNNI where `VNNI`); `row` must be valid for
+/// reads of `a.blocks_per_row` blocks of `ty`, activation rows `r0 .. r0 + R` must exist in
+/// `a`, and `out` must be valid for writes of cells `(r0 + r) * n + c`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn column<const VNNI: bool, const R: usize>(ty: WeightType, row: *const u8, a: &Q8KRows, r0: usize, c: usize, out: *mut f32, n: usize) {
+    let nb = a.blocks_per_row;
+    let block_bytes = ty.block_bytes();
+    let mut acc = [_mm256_setzero_ps(); R];
+    for b in 0..nb {
+        let at = row.add(b * block_bytes);
+        for line in (0..block_bytes).step_by(64) {
+            _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(PREFETCH + line) as *const i8);
+        }
+        let w = match ty {
+            WeightType::Q4K => unpack_q4k::<VNNI>(at),
+            WeightType::Q6K => unpack_q6k::<VNNI>(at),
+        };
+        let dw = _mm256_set1_ps(w.d);
+        for (r, acc) in acc.iter_mut().enumerate() {
+            let i = (r0 + r) * nb + b;
+            let x = a.values.as_ptr().add(i) as *const __m256i;
+            let mut sum = _mm256_setzero_si256();
+            for t in 0..8 {
+                let xt = _mm256_loadu_si256(x.add(t));
+                sum = if VNNI {
+                    _mm256_dpwssd_avx_epi32(sum, _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), w.q[t], xt), w.scale[t])
+                } else {
+                    _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(w.q[t], xt), w.scale[t]))
+                };
+            }
+            let d = _mm256_mul_ps(dw, _mm256_set1_ps(*a.scales.get_unchecked(i)));
+            *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), d, *acc);
+            let sums = a.sums.as_ptr().add(i) as *const f32;
+            *acc = _mm256_fnmadd_ps(w.offsets[0], _mm256_loadu_ps(sums), *acc);
+            *acc = _mm256_fnmadd_ps(w.offsets[1], _mm256_loadu_ps(sums.add(8)), *acc);
+        }
+    }
+    for (r, acc) in acc.iter().enumerate() {
+        *out.add((r0 + r) * n + c) = hsum(*acc);
+    }
+}
+
+/// Activation rows `rows` × weight rows `cols`, a group of 8 rows per unpacked block where the
+/// group is full, else row by row.
+///
+/// # Safety
+/// As `tile`, with the CPU features of the path.
+#[inline(always)]
+unsafe fn rows_tile<const VNNI: bool>(ty: WeightType, w: *const u8, a: &Q8KRows, rows: Range<usize>, cols: Range<usize>, out: *mut f32, n: usize) {
+    const R: usize = super::ROW_GROUP;
+    let row_bytes = a.blocks_per_row * ty.block_bytes();
+    for c in cols {
+        let row = w.add(c * row_bytes);
+        let mut r = rows.start;
+        while r < rows.end {
+            if r + R <= rows.end {
+                column::<VNNI, R>(ty, row, a, r, c, out, n);
+                r += R;
+            } else {
+                column::<VNNI, 1>(ty, row, a, r, c, out, n);
+                r += 1;
+            }
+        }
+    }
+}
+
+/// `rows_tile` on AVX2.
+///
+/// # Safety
+/// As `tile`; the CPU must have AVX2, FMA and F16C.
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn rows_tile_avx2(ty: WeightType, w: *const u8, a: &Q8KRows, rows: Range<usize>, cols: Range<usize>, out: *mut f32, n: usize) {
+    rows_tile::<false>(ty, w, a, rows, cols, out, n)
+}
+
+/// `rows_tile` on AVX-VNNI.
+///
+/// # Safety
+/// As `tile`; the CPU must have AVX2, FMA, F16C and AVX-VNNI.
+#[target_feature(enable = "avx2,fma,f16c,avxvnni")]
+unsafe fn rows_tile_vnni(ty: WeightType, w: *const u8, a: &Q8KRows, rows: Range<usize>, cols: Range<usize>, out: *mut f32, n: usize) {
+    rows_tile::<true>(ty, w, a, rows, cols, out, n)
+}
+
+/// One super-block of 8 weight rows laid out for the panel product: `q[g]` holds values
+/// `4g .. 4g+4` of each row (row `i` in lane `i`), `scale[s][i]` and `offset[s][i]` the f32
+/// scale and offset of row `i`'s sub-block `s` (`S` sub-blocks of `256 / S` values).
+struct Panel<const S: usize> {
+    q: [__m256i; 64],
+    scale: [[f32; PANEL]; S],
+    offset: [[f32; PANEL]; S],
+}
+
+/// The 32-bit words at `base + rows[i]`, one per lane.
+///
+/// # Safety
+/// The CPU must have AVX2; each `base + rows[i]` must be valid for reads of 4 bytes.
+#[inline(always)]
+unsafe fn gather(base: *const u8, rows: __m256i) -> __m256i {
+    _mm256_i32gather_epi32::<1>(base as *const i32, rows)
+}
+
+/// Q4_K: word `t` of the 128 value bytes holds, in its low nibbles, values 64p + 4(t%8) ..
+/// +4 (p = t / 8) and in its high nibbles the same 32 places later.
+///
+/// # Safety
+/// The CPU must have AVX2 and F16C; `first` must point at a Q4_K block of which 7 more follow,
+/// `row_bytes` apart, and `rows` hold the lanes' byte offsets `i * row_bytes`.
+#[inline(always)]
+unsafe fn panel_q4k(first: *const u8, row_bytes: usize, rows: __m256i, panel: &mut Panel<8>) {
+    let low = _mm256_set1_epi8(0x0f);
+    for t in 0..32 {
+        let word = gather(first.add(16 + 4 * t), rows);
+        let g = 16 * (t / 8) + t % 8;
+        panel.q[g] = _mm256_and_si256(word, low);
+        panel.q[g + 8] = _mm256_and_si256(_mm256_srli_epi16(word, 4), low);
+    }
+    for i in 0..PANEL {
+        let b = first.add(i * row_bytes);
+        let sm = q4k_scales_and_mins(b);
+        let (d, dmin) = (f16_at(b), f16_at(b.add(2)));
+        for s in 0..8 {
+            panel.scale[s][i] = d * f32::from(sm[s]);
+            panel.offset[s][i] = dmin * f32::from(sm[8 + s]);
+        }
+    }
+}
+
+/// Q6_K, laid out as `unpack_q6k` reads it.
+///
+/// # Safety
+/// The CPU must have AVX2 and F16C; `first` must point at a Q6_K block of which 7 more follow,
+/// `row_bytes` apart, and `rows` hold the lanes' byte offsets `i * row_bytes`.
+#[inline(always)]
+unsafe fn panel_q6k(first: *const u8, row_bytes: usize, rows: __m256i, panel: &mut Panel<16>) {
+    let (low, three) = (_mm256_set1_epi8(0x0f), _mm256_set1_epi8(0x03));
+    for h in 0..2 {
+        for l in (0..32).step_by(4) {
+            let high = gather(first.add(128 + 32 * h + l), rows);
+            for half in 0..2 {
+                let lo = gather(first.add(64 * h + 32 * half + l), rows);
+                for (part, bits) in [(half, _mm256_and_si256(lo, low)), (half + 2, _mm256_and_si256(_mm256_srli_epi16(lo, 4), low))] {
+                    let h2 = _mm256_and_si256(_mm256_srlv_epi32(high, _mm256_set1_epi32(2 * part as i32)), three);
+                    panel.q[(128 * h + 32 * part + l) / 4] = _mm256_or_si256(bits, _mm256_slli_epi16(h2, 4));
+                }
+            }
+        }
+    }
+    for i in 0..PANEL {
+        let b = first.add(i * row_bytes);
+        let d = f16_at(b.add(208));
+        for s in 0..16 {
+            let sc = f32::from(*b.add(192 + s) as i8);
+            panel.scale[s][i] = d * sc;
+            panel.offset[s][i] = 32.0 * d * sc;
+        }
+    }
+}
+
+/// `acc[r]` += the panel · activation rows `r0 + r`, for `R` rows at a time.
+///
+/// # Safety
+/// The CPU must have AVX2 and FMA (and AVX-VNNI where `VNNI`); activation rows `r0 .. r0 + R`
+/// and their block `b` must exist in `a`.
+#[inline(always)]
+unsafe fn panel_rows<const VNNI: bool, const S: usize, const R: usize>(panel: &Panel<S>, a: &Q8KRows, b: usize, r0: usize, acc: &mut [__m256; R]) {
+    let nb = a.blocks_per_row;
+    let per = 64 / S;
+    let ones = _mm256_set1_epi16(1);
+    for s in 0..S {
+        let mut sum = [_mm256_setzero_si256(); R];
+        for g in (s * per..(s + 1) * per).step_by(2) {
+            for (r, sum) in sum.iter_mut().enumerate() {
+                let x = (a.values.as_ptr().add((r0 + r) * nb + b) as *const i32).add(g);
+                // Blocks of bytes carry no 4-byte alignment.
+                let (x0, x1) = (_mm256_set1_epi32(x.read_unaligned()), _mm256_set1_epi32(x.add(1).read_unaligned()));
+                *sum = if VNNI {
+                    _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(*sum, panel.q[g], x0), panel.q[g + 1], x1)
+                } else {
+                    // Two words' pair sums in 16 bits: at most 2 · 16,128, still exact.
+                    let pairs = _mm256_add_epi16(_mm256_maddubs_epi16(panel.q[g], x0), _mm256_maddubs_epi16(panel.q[g + 1], x1));
+                    _mm256_add_epi32(*sum, _mm256_madd_epi16(pairs, ones))
+                };
+            }
+        }
+        let scale = _mm256_loadu_ps(panel.scale[s].as_ptr());
+        let offset = _mm256_loadu_ps(panel.offset[s].as_ptr());
+        for (r, acc) in acc.iter_mut().enumerate() {
+            let i = (r0 + r) * nb + b;
+            let da = _mm256_set1_ps(*a.scales.get_unchecked(i));
+            *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[r]), _mm256_mul_ps(scale, da), *acc);
+            let sums = a.sums.get_unchecked(i);
+            let offset_sum = match S {
+                8 => sums[2 * s] + sums[2 * s + 1],
+                _ => sums[s],
+            };
+            *acc = _mm256_fnmadd_ps(offset, _mm256_set1_ps(offset_sum), *acc);
+        }
+    }
+}
+
+macro_rules! panel_tile {
+    ($name:ident, $unpack:ident, $subs:literal, $vnni:literal, $features:literal) => {
+        /// Weight rows `c0 .. c0 + 8` against activation rows `rows` (at most PANEL_ROWS).
+        ///
+        /// # Safety
+        /// As `tile` for a panel, on a CPU with the features enabled here.
+        #[target_feature(enable = $features)]
+        unsafe fn $name(w: *const u8, block_bytes: usize, a: &Q8KRows, rows: Range<usize>, c0: usize, out: *mut f32, n: usize) {
+            const R: usize = 4;
+            let nb = a.blocks_per_row;
+            let row_bytes = nb * block_bytes;
+            let stride = _mm256_mullo_epi32(_mm256_set1_epi32(row_bytes as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            let mut acc = [_mm256_setzero_ps(); PANEL_ROWS];
+            let mut panel = Panel::<$subs> { q: [_mm256_setzero_si256(); 64], scale: [[0.0; PANEL]; $subs], offset: [[0.0; PANEL]; $subs] };
+            let m = rows.len();
+            for b in 0..nb {
+                $unpack(w.add(c0 * row_bytes + b * block_bytes), row_bytes, stride, &mut panel);
+                let mut r = 0;
+                while r + R <= m {
+                    let mut part = [acc[r], acc[r + 1], acc[r + 2], acc[r + 3]];
+                    panel_rows::<$vnni, $subs, R>(&panel, a, b, rows.start + r, &mut part);
+                    acc[r..r + R].copy_from_slice(&part);
+                    r += R;
+                }
+                while r < m {
+                    let mut part = [acc[r]];
+                    panel_rows::<$vnni, $subs, 1>(&panel, a, b, rows.start + r, &mut part);
+                    acc[r] = part[0];
+                    r += 1;
+                }
+            }
+            for (r, acc) in acc.iter().enumerate().take(m) {
+                _mm256_storeu_ps(out.add((rows.start + r) * n + c0), *acc);
+            }
+        }
+    };
+}
+panel_tile!(panel_tile_q4k_avx2, panel_q4k, 8, false, "avx2,fma,f16c");
+panel_tile!(panel_tile_q6k_avx2, panel_q6k, 16, false, "avx2,fma,f16c");
+panel_tile!(panel_tile_q4k_vnni, panel_q4k, 8, true, "avx2,fma,f16c,avxvnni");
+panel_tile!(panel_tile_q6k_vnni, panel_q6k, 16, true, "avx2,fma,f16c,avxvnni");
+
+const _: () = assert!(QK_K == 256);
