@@ -51,13 +51,14 @@ opt=(--features cuda
 cargo build --bin assay "${opt[@]}"
 mkdir -p "$out_dir"
 strip -o "$out_dir/assay" "$CARGO_TARGET_DIR/debug/assay"
-# The architectures' differential test against llama.cpp, to run on the GPU
-# (ASSAY_TEST_DEVICE=cuda; it reads its fixtures from this checkout's path, baked in).
-test_bin=$(cargo test --no-run --test llm_architectures "${opt[@]}" --message-format=json 2>/dev/null \
+# The integration tests, for the architectures' differential test against llama.cpp on the
+# GPU (`integration llm_architectures::` with ASSAY_TEST_DEVICE=cuda; it reads its fixtures
+# from this checkout's path, baked in).
+test_bin=$(cargo test --no-run --test integration "${opt[@]}" --message-format=json 2>/dev/null \
   | python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "llm_architectures":
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "integration":
         print(m["executable"])')
-strip -o "$out_dir/llm_architectures" "$test_bin"
+strip -o "$out_dir/integration" "$test_bin"
 ls -la "$out_dir"

@@ -9,7 +9,7 @@
 # - greedy: greedy answers on the GPU against the CPU's, for each default model installed
 #   (reported: rounding differences may part long greedy texts after a while).
 #
-# Usage: scripts/gpu_check.sh [BINARY]   (default .gpu/assay; the test binary beside it)
+# Usage: scripts/gpu_check.sh [BINARY]   (default .gpu/assay; the `integration` test binary beside it)
 # Env: ASSAY_MODELS (models dir for the model checks), RESULTS (folder for the JSON figures),
 #      ONLY=agree|synthetic|greedy to run one part.
 set -uo pipefail
@@ -26,7 +26,7 @@ installed() { [ -n "$(ls "${ASSAY_MODELS:-/nonexistent}/$1/"*.gguf 2>/dev/null)"
 
 if [ "${ONLY:-agree}" == agree ]; then
   echo "== architectures against llama.cpp, on cuda"
-  ASSAY_TEST_DEVICE=cuda "$(dirname "$bin")/llm_architectures" 2>&1 | grep -E 'max \||test result|FAILED|panicked' || status=1
+  ASSAY_TEST_DEVICE=cuda "$(dirname "$bin")/integration" llm_architectures:: 2>&1 | grep -E 'max \||test result|FAILED|panicked' || status=1
   # The default models' shapes in the types their files hold (and the CPU runs as Q8_0):
   # SmolLM2 Q4_1 (width 576), Qwen2.5-0.5B Q5_0/Q8_0 (896), Qwen2.5-1.5B Q4_K/Q6_K (1536).
   for case in smollm2-135m:q4_1 smollm2-135m:q8_0 qwen2-0.5b:q5_0 qwen2-0.5b:q8_0 qwen2-1.5b:q4_k qwen2-1.5b:q6_k; do

@@ -2,11 +2,10 @@
 //! stops a running `assay run` promptly with status `cancelled`, keeps what was committed, and
 //! `--resume` completes the run.
 
-mod common;
-mod llm_common;
+use crate::llm_common;
 
 use assay::llm::{ChatMessage, FinishReason, GenerationParams};
-use common::{assay_command, dataset_copy, ok, smollm2_installed};
+use crate::common::{assay_command, dataset_copy, ok, smollm2_installed};
 use rusqlite::Connection;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,9 +1,7 @@
 //! The main job through the real CLI: replay both sample answer sets, compare their scores,
 //! show, export, gate, resume and import.
 
-mod common;
-
-use common::{assay, ok, trailgear};
+use crate::common::{assay, ok, trailgear};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;

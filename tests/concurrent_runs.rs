@@ -3,9 +3,7 @@
 //! sound. The first round starts on a database that does not exist yet, so the processes also
 //! race to create and migrate it.
 
-mod common;
-
-use common::{assay, assay_command, dataset_copy, ok};
+use crate::common::{assay, assay_command, dataset_copy, ok};
 use rusqlite::Connection;
 use std::process::Stdio;
 

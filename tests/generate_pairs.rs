@@ -3,8 +3,7 @@
 //! rejected), what a run writes and reports, a document too short to use, and the review
 //! that moves accepted pairs into the dataset.
 
-#[path = "llm_common/mod.rs"]
-mod llm_common;
+use crate::llm_common;
 
 use assay::corpus::{chunk_document, read_document, Chunk};
 use assay::dataset::{load_dataset, Question};

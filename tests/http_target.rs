@@ -5,13 +5,13 @@
 //! HTML page, a malformed chunk, an unset token, a broken file) a clear error that names the
 //! endpoint or file.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use common::{assay_command, ok};
+use crate::common::{assay_command, ok};
 
 const TOKEN: &str = "tok-s3cret-7Q2v";
 

@@ -1,8 +1,7 @@
 //! Choice-mode judging on a real GGUF model (SmolLM2-135M). The model is too small to judge
 //! well; these tests check the mechanics: distributions, prefix reuse, unscored on overflow.
 
-#[path = "llm_common/mod.rs"]
-mod llm_common;
+use crate::llm_common;
 
 use assay::dataset::Question;
 use assay::judge::spec::{load_all, select};

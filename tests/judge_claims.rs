@@ -3,8 +3,7 @@
 //! every answer); support is a probability; each text is read once and each claim costs only
 //! its own tokens.
 
-#[path = "llm_common/mod.rs"]
-mod llm_common;
+use crate::llm_common;
 
 use std::collections::BTreeMap;
 

@@ -4,8 +4,7 @@
 //! shared start of the checks (text and question) is read once per side — once for both
 //! `correct` and `supported` when a long answer is judged by both.
 
-#[path = "llm_common/mod.rs"]
-mod llm_common;
+use crate::llm_common;
 
 use std::collections::BTreeMap;
 

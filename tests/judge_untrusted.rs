@@ -8,8 +8,7 @@
 //! raises the `correct` pass rate of the sloppy sample answers (scripts/judge-injection.sh
 //! measures every style with the default judge, in process and on llama-server).
 
-#[path = "llm_common/mod.rs"]
-mod llm_common;
+use crate::llm_common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -4,9 +4,7 @@
 //! `PRAGMA integrity_check`, no question may appear twice, and an item committed before a kill
 //! must come through later resumes untouched (never recomputed).
 
-mod common;
-
-use common::{assay_command, dataset_copy, ok, smollm2_installed};
+use crate::common::{assay_command, dataset_copy, ok, smollm2_installed};
 use rand::{Rng, SeedableRng};
 use rusqlite::Connection;
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! The model runtime on the real SmolLM2-135M GGUF: generation, seeds, stop sequences,
 //! context limits, option scoring and prefix reuse.
 
-mod llm_common;
+use crate::llm_common;
 
 use std::sync::atomic::AtomicBool;
 

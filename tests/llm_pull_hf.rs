@@ -1,17 +1,37 @@
 //! Pulling from Hugging Face (hf-hub) where the hub cannot be reached: the pull stops at once
 //! with a message that names the endpoint, installs nothing, and `--source pip` skips the hub.
-//! (One test in its own binary: it sets HF_ENDPOINT for the process.)
+//! The endpoint comes from `HF_ENDPOINT`, which is process-wide while the integration tests
+//! share one process: the test's body runs in a child process of this test binary that alone
+//! has it set.
 
 use std::fs;
+use std::process::Command;
 
 use assay::llm::registry::{HfSource, ModelFile};
 use assay::llm::{pull_from, ModelEntry, PullEvent, PullSource, Registry};
 
+/// A local port nothing listens on: the connection is refused at once, like an offline
+/// machine whose name lookups fail.
+const UNREACHABLE_HUB: &str = "http://127.0.0.1:9";
+
 #[test]
 fn an_unreachable_hub_is_a_clear_error_and_installs_nothing() {
-    // A local port nothing listens on: the connection is refused at once, like an offline
-    // machine whose name lookups fail.
-    std::env::set_var("HF_ENDPOINT", "http://127.0.0.1:9");
+    if std::env::var("HF_ENDPOINT").as_deref() != Ok(UNREACHABLE_HUB) {
+        // Setting the variable here would race the other tests' threads (and the `assay`
+        // processes they start would inherit it): run this one test again in a child.
+        let name = format!("{}::an_unreachable_hub_is_a_clear_error_and_installs_nothing", test_module());
+        let out = Command::new(std::env::current_exe().expect("the test binary's path"))
+            .args([name.as_str(), "--exact", "--nocapture"])
+            .env("HF_ENDPOINT", UNREACHABLE_HUB)
+            .output()
+            .expect("the test binary runs again");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "child failed:\n{stdout}\n{stderr}");
+        // A filter that matched nothing would also exit 0.
+        assert!(stdout.contains("1 passed"), "the child ran no test:\n{stdout}");
+        return;
+    }
     let models = tempfile::tempdir().unwrap();
     let mut registry = Registry::load_in(models.path().to_path_buf()).unwrap();
     registry.models.push(ModelEntry {
@@ -64,4 +84,10 @@ fn an_unreachable_hub_is_a_clear_error_and_installs_nothing() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("no Hugging Face repo is registered"), "{err}");
+}
+
+/// This module's path inside the test binary, as libtest names its tests (without the crate).
+fn test_module() -> &'static str {
+    let path = module_path!();
+    path.split_once("::").map_or(path, |(_, module)| module)
 }

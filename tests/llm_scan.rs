@@ -3,7 +3,7 @@
 //! fixtures as their models): found models are registered by reference under the tools'
 //! names, a second scan adds nothing, and what cannot run is skipped with the reason.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Generation constrained to a JSON schema (llguidance) on SmolLM2-135M: the output always
 //! parses and has the schema's shape, arrays, enums and nested objects included.
 
-mod llm_common;
+use crate::llm_common;
 
 use assay::llm::{ChatMessage, FinishReason, GenerationParams};
 use serde_json::{json, Value};

@@ -4,9 +4,7 @@
 //! there fails at once with a clear "no network" message instead of hanging.
 //! Needs permission to create a network namespace (root, as in CI); skips loudly without it.
 
-mod common;
-
-use common::{smollm2_installed, trailgear};
+use crate::common::{smollm2_installed, trailgear};
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};

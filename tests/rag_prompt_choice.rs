@@ -2,7 +2,7 @@
 //! dataset.toml), else the built-in one. The choice shows in the target's input fingerprint,
 //! which goes into the run config (a resumed run must generate with the same prompt).
 
-mod common;
+use crate::common;
 
 use assay::dataset::load_dataset;
 use assay::retrieve::RetrievalMode;

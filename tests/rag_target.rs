@@ -69,8 +69,7 @@ fn rag_matrix_run_with_smollm2() {
     }
 }
 
-#[path = "llm_common/mod.rs"]
-mod llm_common;
+use crate::llm_common;
 
 /// After an answer that ended on its own, the model names its sources: only numbers of the
 /// excerpts shown (or `none`), and the shown answer leaves the list out.

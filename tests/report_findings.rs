@@ -7,11 +7,9 @@
 //! statement judge write them: the judge needs a model, and these tests are about the showing,
 //! so the verdicts are fixed here and every figure below can be asserted exactly.
 
-mod common;
-
 use assay::record::{StatementCheck, StatementSide, Verdict, FLAG_POSSIBLE_INJECTION};
 use assay::store::Store;
-use common::{assay, ok, trailgear};
+use crate::common::{assay, ok, trailgear};
 use std::path::Path;
 
 /// A forged grader turn, markup and a terminal escape: all must arrive as inert text.

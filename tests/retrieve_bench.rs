@@ -92,7 +92,7 @@ fn scale_run_builds_and_queries_a_generated_corpus() {
     assert!(scale.chunks_per_second > 0.0);
 }
 
-/// The full figures for the report: `cargo test --release --test retrieve_bench -- --ignored --nocapture`.
+/// The full figures for the report: `cargo test --release --test integration retrieve_bench:: -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn full_retrieval_bench() {

@@ -3,7 +3,7 @@
 //! picks its chunks from the first stage's candidates best first, and a rerank that cannot
 //! apply is refused before anything is written.
 
-mod llm_common;
+use crate::llm_common;
 
 use assay::dataset::load_dataset;
 use assay::retrieve::bench::is_relevant;

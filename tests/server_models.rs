@@ -5,15 +5,15 @@
 //! leaves unscored items that `--resume` completes; the API key is in no file Assay writes;
 //! an unreachable server is an error that names the endpoint.
 
-mod common;
-mod llm_common;
+use crate::common;
+use crate::llm_common;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::ok;
+use crate::common::ok;
 
 const API_KEY: &str = "sk-local-9Xq2-never-stored";
 
