@@ -4,9 +4,6 @@
 //! for byte unchanged, a database path that did not exist is not created, and no output file
 //! appears. Large inputs (a 100 MB line) are generated in a temp dir, never committed.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 mod answers;
 mod arguments;
 mod dataset;
