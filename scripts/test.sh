@@ -36,6 +36,8 @@ scripts/desktop-test.sh --no-build 2>&1 || desktop=$?
 echo "== tests" >&2
 # Tests run two at a time on two cores: one compute thread per model keeps candle's thread
 # pool from spinning against the other test (measured: 10x slower decoding when oversubscribed).
+# The integration tests are one binary (tests/main.rs): one link instead of one per file, and
+# its tests from every file share the two threads.
 export RAYON_NUM_THREADS="${RAYON_NUM_THREADS:-1}"
 status=0
 cargo test "${workspace[@]}" --all-targets --no-fail-fast 2>&1 || status=$?
