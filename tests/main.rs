@@ -31,6 +31,7 @@ mod judge_choice;
 mod judge_claims;
 mod judge_spec;
 mod judge_statements;
+mod judge_pairwise;
 mod judge_untrusted;
 mod judged_run;
 mod kill_resume;

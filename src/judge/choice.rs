@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::distribution::{unscored, verdict_against_baseline, verdict_from_logprobs};
-use super::reading::{branch_points, common_prefix, Reader, Reading};
+use super::reading::{branch_points, template_state, Reader, Reading};
 use super::spec::{JudgeMode, JudgeSpec};
 use super::error::JudgeError;
 use super::jury_metrics::{is_jury_metric, jury_metric};
@@ -43,6 +43,9 @@ impl JudgePanel {
                 for member in &spec.members {
                     if !specs.iter().any(|s| &s.name == member) && !is_jury_metric(member) {
                         return Err(JudgeError::MissingMember { judge: spec.name.clone(), member: member.clone() });
+            if spec.mode == JudgeMode::Pairwise {
+                return Err(JudgeError::PairwiseInRun { judge: spec.name.clone() });
+            }
                     }
                 }
                 continue;
@@ -187,18 +190,8 @@ impl JudgePanel {
             return Vec::new();
         }
         if self.template.is_none() {
-            let probe = |value: &str| user_prompt_tokens(&self.model, &untrusted(value));
-            let state = (|| -> Result<Option<PromptState>, LlmError> {
-                let (a, b) = (probe("Alpha")?, probe("Omega")?);
-                // A margin: text after the template may merge with its last tokens.
-                let shared = common_prefix(&a, &b).saturating_sub(2);
-                if shared == 0 {
-                    return Ok(None);
-                }
-                self.model.prefill(&a[..shared]).map(Some)
-            })();
             // Without the template state every prompt is read whole: slower, same verdicts.
-            let state = state.ok().flatten();
+            let state = template_state(&self.model).ok().flatten();
             self.tokens_read += state.as_ref().map_or(0, |s| s.len());
             self.template = Some(state);
         }

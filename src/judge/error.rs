@@ -12,4 +12,10 @@ pub enum JudgeError {
     MissingMember { judge: String, member: String },
     #[error(transparent)]
     Spec(#[from] super::SpecError),
+    #[error("judge {judge} is a {mode} judge: a pairwise comparison needs a pairwise one (mode = \"pairwise\", such as `better`)")]
+    NotPairwise { judge: String, mode: &'static str },
+    #[error("judge {judge} compares two answers side by side: it judges a pairwise comparison of two runs (`compare A B --pairwise --judge {judge}`), not the items of one run")]
+    PairwiseInRun { judge: String },
+    #[error("judge {judge}: none of the outcomes ({outcomes}) begins any of the server's {top} most likely first tokens")]
+    NoOutcomeInTop { judge: String, outcomes: String, top: usize },
 }

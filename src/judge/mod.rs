@@ -10,6 +10,8 @@ pub mod choice;
 pub mod claims;
 mod error;
 pub mod injection;
+pub mod pairwise;
+mod pairwise_orders;
 pub mod jury_metrics;
 pub mod prompt;
 pub mod distribution;

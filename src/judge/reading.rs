@@ -46,6 +46,19 @@ pub fn branch_points(sequences: &[Vec<u32>]) -> Vec<usize> {
 pub struct Reader<'m> {
     model: &'m LanguageModel,
     states: Vec<PromptState>,
+/// The state after the chat template's text that comes before any user message, read once per
+/// panel and reused by every prompt; None when the template puts nothing there to reuse.
+pub fn template_state(model: &LanguageModel) -> Result<Option<PromptState>, LlmError> {
+    let probe = |value: &str| user_prompt_tokens(model, &untrusted(value));
+    let (a, b) = (probe("Alpha")?, probe("Omega")?);
+    // A margin: text after the template may merge with its last tokens.
+    let shared = common_prefix(&a, &b).saturating_sub(2);
+    if shared == 0 {
+        return Ok(None);
+    }
+    model.prefill(&a[..shared]).map(Some)
+}
+
     keep: bool,
     /// Prompt tokens run through the model by this reader.
     pub tokens_read: usize,

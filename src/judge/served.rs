@@ -34,6 +34,9 @@ impl ServedJudgePanel {
     pub fn new(specs: Vec<JudgeSpec>, server: Arc<ServerModel>) -> Result<Self, JudgeError> {
         for spec in specs.iter().filter(|s| s.mode == JudgeMode::Jury) {
             for member in &spec.members {
+        if let Some(spec) = specs.iter().find(|s| s.mode == JudgeMode::Pairwise) {
+            return Err(JudgeError::PairwiseInRun { judge: spec.name.clone() });
+        }
                 if !specs.iter().any(|s| &s.name == member) && !super::jury_metrics::is_jury_metric(member) {
                     return Err(JudgeError::MissingMember { judge: spec.name.clone(), member: member.clone() });
                 }

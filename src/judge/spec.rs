@@ -9,7 +9,16 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Variables a prompt template may use.
-pub const TEMPLATE_VARIABLES: &[&str] = &["question", "reference", "answer", "context", "gold_context", "text", "claim"];
+pub const TEMPLATE_VARIABLES: &[&str] =
+    &["question", "reference", "answer", "context", "gold_context", "text", "claim", "answer_1", "answer_2"];
+
+/// The variables only a pairwise judge reads: the two answers it compares.
+const PAIR_VARIABLES: &[&str] = &["answer_1", "answer_2"];
+
+/// The inputs a pairwise judge may read: what both runs share (the question, its reference and
+/// golden context) and the two answers. One answer's own retrieved context has no place beside
+/// the other's.
+const PAIRWISE_INPUTS: &[&str] = &["question", "reference", "gold_context", "answer_1", "answer_2"];
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
@@ -37,6 +46,21 @@ pub enum JudgeMode {
     /// The answer split into statements, each checked against the reference (precision), and
     /// the reference's statements against the answer (recall); see `statements`.
     Statements,
+    /// Two answers to one question side by side: which is better (`1`, `2` or `tie`), judged
+    /// in both orders (see `pairwise`). Used by a pairwise comparison of two runs, not by a run.
+    Pairwise,
+}
+
+impl JudgeMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JudgeMode::Choice => "choice",
+            JudgeMode::Claims => "claims",
+            JudgeMode::Jury => "jury",
+            JudgeMode::Statements => "statements",
+            JudgeMode::Pairwise => "pairwise",
+        }
+    }
 }
 
 /// What a judge's verdict is measured against (`baseline` in a spec).
@@ -154,7 +178,7 @@ impl JudgeSpec {
                 return Err(field("outcomes", format!("`{outcome}` appears twice")));
             }
         }
-        let values = match raw.values {
+        let values = match raw.values.clone() {
             None => (0..raw.outcomes.len()).map(|i| i as f64).collect::<Vec<_>>(),
             Some(values) => {
                 if values.len() != raw.outcomes.len() {
@@ -182,6 +206,11 @@ impl JudgeSpec {
                 return Err(field("pass", format!("`{pass}` is not one of the outcomes")));
             }
         }
+        if raw.mode != JudgeMode::Pairwise {
+            if let Some(pair) = raw.inputs.iter().find(|i| PAIR_VARIABLES.contains(&i.as_str())) {
+                return Err(field("inputs", format!("`{pair}` is one of two answers side by side: only a pairwise judge (mode = \"pairwise\") reads it")));
+            }
+        }
         if matches!(raw.mode, JudgeMode::Claims | JudgeMode::Statements) && raw.outcomes != ["No", "Yes"] {
             return Err(field("outcomes", "claims and statements modes check each claim with outcomes [\"No\", \"Yes\"]".into()));
         }
@@ -203,6 +232,9 @@ impl JudgeSpec {
                 }
                 check_template(&template, &prompt_path(file, &raw.prompt))?;
             }
+        }
+        if raw.mode == JudgeMode::Pairwise {
+            check_pairwise(&raw, &template, file)?;
         }
         if raw.baseline.is_some() {
             if raw.mode != JudgeMode::Choice {
@@ -339,7 +371,7 @@ pub fn write_calibrated_copy(spec: &JudgeSpec, dir: &Path, thresholds: &[f64], l
     let (prompt, extract) = match spec.mode {
         JudgeMode::Jury => (String::new(), None),
         JudgeMode::Claims => (format!("{}.md", spec.name), Some(format!("{}-extract.md", spec.name))),
-        JudgeMode::Choice | JudgeMode::Statements => (format!("{}.md", spec.name), None),
+        JudgeMode::Choice | JudgeMode::Statements | JudgeMode::Pairwise => (format!("{}.md", spec.name), None),
     };
     if !prompt.is_empty() {
         std::fs::write(dir.join(&prompt), &spec.template).map_err(io(dir.join(&prompt)))?;
@@ -396,6 +428,56 @@ fn render_template(template: &str, variables: &BTreeMap<&str, String>) -> Result
     crate::bounded_template::render(&tmpl, variables).map_err(|e| e.to_string())
 }
 
+/// What a pairwise spec must be: outcomes `1` and `2` (and `tie` if it offers one), inputs
+/// that both runs share plus both answers, a prompt that shows both answers, and none of the
+/// settings that read one answer's score (pass, thresholds, baseline, explanation).
+fn check_pairwise(raw: &SpecFile, template: &str, file: &Path) -> Result<(), SpecError> {
+    use crate::record::{FIRST_ANSWER, SECOND_ANSWER, TIE};
+    let field = |field, message: String| SpecError::Field { file: file.to_path_buf(), field, message };
+    let allowed = [FIRST_ANSWER, SECOND_ANSWER, TIE];
+    let outcomes_ok = raw.outcomes.iter().all(|o| allowed.contains(&o.as_str()))
+        && raw.outcomes.iter().any(|o| o == FIRST_ANSWER)
+        && raw.outcomes.iter().any(|o| o == SECOND_ANSWER);
+    if !outcomes_ok {
+        return Err(field(
+            "outcomes",
+            format!("a pairwise judge's outcomes are [\"1\", \"2\", \"tie\"] (or [\"1\", \"2\"]), found {:?}", raw.outcomes),
+        ));
+    }
+    for input in &raw.inputs {
+        if !PAIRWISE_INPUTS.contains(&input.as_str()) {
+            return Err(field("inputs", format!("a pairwise judge reads only {}; found `{input}`", PAIRWISE_INPUTS.join(", "))));
+        }
+    }
+    for pair in PAIR_VARIABLES {
+        if !raw.inputs.iter().any(|i| i == pair) {
+            return Err(field("inputs", format!("a pairwise judge reads both answers: `inputs` needs `{pair}`")));
+        }
+    }
+    let unused = [
+        ("pass", raw.pass.is_some()),
+        ("thresholds", raw.thresholds.is_some()),
+        ("baseline", raw.baseline.is_some()),
+        ("explain", raw.explain),
+        ("values", raw.values.is_some()),
+    ];
+    if let Some((name, _)) = unused.iter().find(|(_, set)| *set) {
+        return Err(field(name, format!("a pairwise judge has no `{name}`: its verdict is a preference between two answers, not a score")));
+    }
+    // Both answers must reach the prompt, or the judge compares one answer with nothing.
+    let all: BTreeMap<&str, String> = TEMPLATE_VARIABLES.iter().map(|v| (*v, format!("<{v}>"))).collect();
+    let shown = render_template(template, &all).map_err(|message| SpecError::Template { file: prompt_path(file, &raw.prompt), message })?;
+    for pair in PAIR_VARIABLES {
+        if !shown.contains(&format!("<{pair}>")) {
+            return Err(SpecError::Template {
+                file: prompt_path(file, &raw.prompt),
+                message: format!("a pairwise prompt shows both answers: `{{{{ {pair} }}}}` is missing"),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// A test render with every known variable set: finds syntax errors and unknown variables.
 fn check_template(template: &str, file: &Path) -> Result<(), SpecError> {
     let all: BTreeMap<&str, String> = TEMPLATE_VARIABLES.iter().map(|v| (*v, format!("<{v}>"))).collect();
@@ -419,6 +501,7 @@ const BUILT_IN: &[(&str, &str, &str)] = &[
     ("jury", include_str!("../../judges/jury.toml"), ""),
     ("supported", include_str!("../../judges/supported.toml"), include_str!("../../judges/supported.md")),
     ("facts", include_str!("../../judges/facts.toml"), ""),
+    ("better", include_str!("../../judges/better.toml"), include_str!("../../judges/better.md")),
 ];
 
 /// One built-in spec by name (None: no such built-in).

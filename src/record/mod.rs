@@ -5,12 +5,14 @@
 //! can name these types without importing another stage's behaviour.
 
 mod answer;
+mod pairwise;
 mod run_config;
 mod run_record;
 mod time;
 mod verdict;
 
 pub use answer::{Answer, RetrievedChunk};
+pub use pairwise::{PairPreference, PairwiseJudgment, Preferred, FIRST_ANSWER, SECOND_ANSWER, TIE};
 pub use run_config::{KnowledgeArm, RerankConfig, RunConfig};
 pub use run_record::{ItemRecord, RunRecord, RunStatus};
 pub use time::now_rfc3339;

@@ -7,9 +7,11 @@
 //! several processes may use one file at once (they wait for each other's locks).
 
 mod generation_cache;
+mod pairwise;
 mod schema;
 
 pub use generation_cache::{generation_key, CachedGeneration, GenerationCache};
+pub use pairwise::{swap_runs, PairwiseKey, StoredPairwise};
 pub use crate::record::{ItemRecord, RunRecord, RunStatus};
 
 use crate::dataset::Question;

@@ -64,6 +64,23 @@ pub const MIGRATIONS: &[&str] = &[
         created_at        TEXT NOT NULL
     );
     "#,
+    // 3: pairwise judgments (see pairwise.rs): one row per question of a compared pair of runs,
+    // per judge spec and judge model, so a second comparison reuses them.
+    r#"
+    CREATE TABLE pairwise_judgments (
+        run_a          TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        run_b          TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        question_id    TEXT NOT NULL,
+        judge_sha256   TEXT NOT NULL,
+        judge_model    TEXT NOT NULL,
+        answers_sha256 TEXT NOT NULL,
+        judgment_json  TEXT NOT NULL,
+        p_b            REAL,
+        created_at     TEXT NOT NULL,
+        PRIMARY KEY (run_a, run_b, question_id, judge_sha256, judge_model)
+    );
+    CREATE INDEX pairwise_judgments_run_b ON pairwise_judgments(run_b);
+    "#,
 ];
 
 /// The schema version that added the `generations` table.

@@ -1,0 +1,94 @@
+//! From the two orders' distributions to one preference by run.
+//!
+//! With run A's answer shown first, outcome `1` means A; with B's shown first, `1` means B. A
+//! judge that leans towards the first position adds the same weight to A in one order and to B
+//! in the other, so the average of the two (labels swapped back) holds no trace of the lean.
+//! Kept apart from the model so the arithmetic is checked exactly.
+
+use std::collections::BTreeMap;
+
+use crate::record::{PairPreference, Preferred, FIRST_ANSWER, SECOND_ANSWER, TIE};
+
+/// One order's probabilities by run: (A better, B better, tie).
+fn by_run(distribution: &BTreeMap<String, f64>, a_first: bool) -> (f64, f64, f64) {
+    let p = |outcome: &str| distribution.get(outcome).copied().unwrap_or(0.0);
+    let (first, second, tie) = (p(FIRST_ANSWER), p(SECOND_ANSWER), p(TIE));
+    if a_first {
+        (first, second, tie)
+    } else {
+        (second, first, tie)
+    }
+}
+
+/// The most probable of A / B / tie; on equal probabilities a tie, then A (a preference for B
+/// is never claimed on a draw).
+fn most_probable((a, b, tie): (f64, f64, f64)) -> Preferred {
+    if tie >= a && tie >= b {
+        Preferred::Tie
+    } else if b > a {
+        Preferred::B
+    } else if a > b {
+        Preferred::A
+    } else {
+        Preferred::Tie
+    }
+}
+
+/// The order-averaged preference from the distribution with A's answer first and the one with
+/// B's answer first (each over the outcomes `1`, `2` and perhaps `tie`, summing to 1).
+pub fn combine_orders(a_first: &BTreeMap<String, f64>, b_first: &BTreeMap<String, f64>) -> PairPreference {
+    let one = by_run(a_first, true);
+    let other = by_run(b_first, false);
+    let averaged = ((one.0 + other.0) / 2.0, (one.1 + other.1) / 2.0, (one.2 + other.2) / 2.0);
+    PairPreference {
+        a_better: averaged.0,
+        b_better: averaged.1,
+        tie: averaged.2,
+        p_b: averaged.1 + averaged.2 / 2.0,
+        order_consistent: most_probable(one) == most_probable(other),
+        preferred: most_probable(averaged),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dist(first: f64, second: f64, tie: f64) -> BTreeMap<String, f64> {
+        [(FIRST_ANSWER, first), (SECOND_ANSWER, second), (TIE, tie)].into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    }
+
+    #[test]
+    fn a_pure_position_bias_cancels() {
+        // A judge that always says "1" with 0.7 whatever it reads: no preference between runs.
+        let p = combine_orders(&dist(0.7, 0.2, 0.1), &dist(0.7, 0.2, 0.1));
+        assert!((p.a_better - 0.45).abs() < 1e-12 && (p.b_better - 0.45).abs() < 1e-12);
+        assert!((p.p_b - 0.5).abs() < 1e-12);
+        assert!(!p.order_consistent, "A first in one order, B in the other");
+        assert_eq!(p.preferred, Preferred::Tie);
+    }
+
+    #[test]
+    fn a_preference_that_survives_the_swap_is_kept() {
+        // B is shown second (outcome 2) in the first order and first (outcome 1) in the second.
+        let p = combine_orders(&dist(0.1, 0.8, 0.1), &dist(0.6, 0.2, 0.2));
+        assert!((p.b_better - 0.7).abs() < 1e-12, "{p:?}");
+        assert!((p.a_better - 0.15).abs() < 1e-12);
+        assert!((p.tie - 0.15).abs() < 1e-12);
+        assert!((p.p_b - 0.775).abs() < 1e-12);
+        assert!(p.order_consistent);
+        assert_eq!(p.preferred, Preferred::B);
+    }
+
+    #[test]
+    fn a_judge_without_ties_and_a_preference_for_a() {
+        let two = |first: f64| -> BTreeMap<String, f64> {
+            [(FIRST_ANSWER.to_string(), first), (SECOND_ANSWER.to_string(), 1.0 - first)].into_iter().collect()
+        };
+        let p = combine_orders(&two(0.9), &two(0.3));
+        assert!((p.a_better - 0.8).abs() < 1e-12 && (p.b_better - 0.2).abs() < 1e-12 && p.tie == 0.0);
+        assert!((p.p_b - 0.2).abs() < 1e-12);
+        assert!(p.order_consistent);
+        assert_eq!(p.preferred, Preferred::A);
+    }
+}

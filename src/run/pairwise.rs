@@ -1,0 +1,272 @@
+//! A pairwise comparison of two stored runs: every question both runs answered is judged side
+//! by side in both orders (`judge::pairwise`), each judgment is stored as soon as it is made
+//! (`store::pairwise`), judgments already stored for the same runs, judge spec, judge model and
+//! answers are reused (the judge model is not even loaded when nothing is missing), and the
+//! statistics (`stats::pairwise_statistics`) give the verdict by the rule every metric of a
+//! comparison uses: p below 0.05 and the interval on one side of "no preference".
+//!
+//! It lives here, not in `compare`, because it runs a judge; `compare` only reads stored
+//! figures.
+
+use crate::compare::{format_p, Verdict, ALPHA, MIN_PAIRS_FOR_VERDICT};
+use crate::dataset::Question;
+use crate::judge::pairwise::{JudgingPairs, PairwiseJudge, ServedPairwiseJudge};
+use crate::judge::spec::{self, JudgeMode, JudgeSpec};
+use crate::llm::device::DeviceChoice;
+use crate::llm::model::LanguageModel;
+use crate::llm::server::ServerModel;
+use crate::models::registry::Registry;
+use crate::record::{Answer, PairwiseJudgment, RunRecord};
+use crate::stats::{pairwise_statistics, PairwiseStatistics};
+use crate::store::{PairwiseKey, Store, StoreError};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The judge a pairwise comparison uses when none is named.
+pub const DEFAULT_PAIRWISE_JUDGE: &str = "better";
+
+/// The seed of the comparison's bootstrap and permutation draws (fixed: the same judgments
+/// always give the same figures).
+const STATISTICS_SEED: u64 = 0;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PairwiseError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("pairwise judge: {0}")]
+    Judge(String),
+    #[error("the pairwise comparison was stopped after {judged} of {missing} questions (they are stored and will be reused)")]
+    Cancelled { judged: usize, missing: usize },
+}
+
+/// What a face asks for.
+pub struct PairwiseRequest<'a> {
+    pub run_a: &'a RunRecord,
+    pub run_b: &'a RunRecord,
+    /// A pairwise judge spec (`pairwise_spec` finds one by name).
+    pub spec: JudgeSpec,
+    /// The judge model id (a registry model or a `[[server]]` entry).
+    pub judge_model: String,
+    pub device: DeviceChoice,
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// What a pairwise comparison reports while it works.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PairwiseProgress {
+    /// The questions both runs answered, and how many were judged before.
+    Started { pairs: usize, reused: usize },
+    /// The judge model is being loaded (only when something is left to judge).
+    LoadingJudge { model: String },
+    /// One question judged in both orders.
+    Judged { question_id: String, done: usize, missing: usize, error: Option<String> },
+}
+
+/// The comparison: every judgment and the statistics over them.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairwiseOutcome {
+    pub run_a: String,
+    pub name_a: String,
+    pub run_b: String,
+    pub name_b: String,
+    pub judge: String,
+    pub judge_sha256: String,
+    pub judge_model: String,
+    /// How this comparison's new judgments were read (None when every one was reused).
+    pub scoring: Option<String>,
+    /// One per question both runs answered, in run A's order.
+    pub judgments: Vec<PairwiseJudgment>,
+    /// Questions only one of the runs answered (left out).
+    pub excluded: usize,
+    /// Judgments read from the store / made now.
+    pub reused: usize,
+    pub judged: usize,
+    /// None when no question could be scored.
+    pub statistics: Option<PairwiseStatistics>,
+    pub verdict: Verdict,
+    /// The sentence the comparison leads with, naming the better run.
+    pub headline: String,
+}
+
+/// A pairwise judge spec by name (`better` when None), from the built-ins and `judges_dir`.
+pub fn pairwise_spec(name: Option<&str>, judges_dir: Option<&Path>) -> Result<JudgeSpec, PairwiseError> {
+    let name = name.unwrap_or(DEFAULT_PAIRWISE_JUDGE).to_string();
+    let specs = spec::load_all(judges_dir).map_err(|e| PairwiseError::Judge(e.to_string()))?;
+    let chosen = spec::select(&specs, std::slice::from_ref(&name)).map_err(|e| PairwiseError::Judge(e.to_string()))?;
+    let spec = chosen.into_iter().find(|s| s.name == name).ok_or_else(|| PairwiseError::Judge(format!("no judge named `{name}`")))?;
+    if spec.mode != JudgeMode::Pairwise {
+        return Err(PairwiseError::Judge(format!(
+            "`{name}` is a {} judge; a pairwise comparison needs a pairwise one (mode = \"pairwise\"), such as `{DEFAULT_PAIRWISE_JUDGE}`",
+            spec.mode.as_str()
+        )));
+    }
+    Ok(spec)
+}
+
+/// The judge on its model: a served model when the registry names a server, else in process.
+pub fn pairwise_judge(spec: JudgeSpec, model_id: &str, device: DeviceChoice) -> Result<Box<dyn JudgingPairs>, PairwiseError> {
+    let error = |e: String| PairwiseError::Judge(e);
+    let registry = Registry::load().map_err(|e| error(e.to_string()))?;
+    Ok(match registry.server(model_id) {
+        Some(server) => Box::new(ServedPairwiseJudge::new(spec, Arc::new(ServerModel::new(server.clone()))).map_err(|e| error(e.to_string()))?),
+        None => {
+            let model = LanguageModel::by_id(&registry, model_id, device).map_err(|e| error(e.to_string()))?;
+            Box::new(PairwiseJudge::new(spec, model).map_err(|e| error(e.to_string()))?)
+        }
+    })
+}
+
+/// A hash of what the judge reads of one question: the question, its reference and both
+/// answers, in this order (A's, then B's).
+pub fn answers_sha256(question: &Question, a: &Answer, b: &Answer) -> String {
+    use sha2::Digest;
+    let mut hasher = sha2::Sha256::new();
+    for part in [question.question.as_str(), question.answer.as_deref().unwrap_or(""), a.text.as_str(), b.text.as_str()] {
+        // Length-prefixed, so no two different splits of the same bytes hash alike.
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    hex::encode(hasher.finalize())
+}
+
+/// Judge what is missing, store it, and return every judgment with the statistics. The judge
+/// model is loaded only when some question has no stored judgment.
+pub fn pairwise_compare(
+    store: &Store,
+    request: &PairwiseRequest<'_>,
+    events: &mut dyn FnMut(PairwiseProgress),
+) -> Result<PairwiseOutcome, PairwiseError> {
+    let judge_sha256 = request.spec.content_sha256();
+    let key = PairwiseKey {
+        run_a: &request.run_a.id,
+        run_b: &request.run_b.id,
+        judge_sha256: &judge_sha256,
+        judge_model: &request.judge_model,
+    };
+    let (pairs, excluded) = answered_by_both(store, request.run_a, request.run_b)?;
+    let stored = store.pairwise_judgments(&key)?;
+    let mut judgments: Vec<Option<PairwiseJudgment>> = pairs
+        .iter()
+        .map(|(question, a, b)| {
+            let entry = stored.get(&question.id)?;
+            let expected = if entry.reversed { answers_sha256(question, b, a) } else { answers_sha256(question, a, b) };
+            (entry.answers_sha256 == expected).then(|| entry.judgment.clone())
+        })
+        .collect();
+    let reused = judgments.iter().filter(|j| j.is_some()).count();
+    events(PairwiseProgress::Started { pairs: pairs.len(), reused });
+    let missing = pairs.len() - reused;
+    let mut scoring = None;
+    if missing > 0 {
+        events(PairwiseProgress::LoadingJudge { model: request.judge_model.clone() });
+        let mut judge = pairwise_judge(request.spec.clone(), &request.judge_model, request.device)?;
+        scoring = Some(judge.scoring());
+        let mut done = 0;
+        for ((question, a, b), slot) in pairs.iter().zip(judgments.iter_mut()).filter(|(_, slot)| slot.is_none()) {
+            if request.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+                return Err(PairwiseError::Cancelled { judged: done, missing });
+            }
+            let judgment = judge.judge_pair(question, a, b);
+            store.record_pairwise(&key, &answers_sha256(question, a, b), &judgment)?;
+            done += 1;
+            events(PairwiseProgress::Judged { question_id: question.id.clone(), done, missing, error: judgment.error.clone() });
+            *slot = Some(judgment);
+        }
+    }
+    let judgments: Vec<PairwiseJudgment> = judgments.into_iter().flatten().collect();
+    let statistics = pairwise_statistics(&judgments, STATISTICS_SEED);
+    let verdict = pairwise_verdict(statistics.as_ref());
+    let mut outcome = PairwiseOutcome {
+        run_a: request.run_a.id.clone(),
+        name_a: request.run_a.name.clone(),
+        run_b: request.run_b.id.clone(),
+        name_b: request.run_b.name.clone(),
+        judge: request.spec.name.clone(),
+        judge_sha256,
+        judge_model: request.judge_model.clone(),
+        scoring,
+        judgments,
+        excluded,
+        reused,
+        judged: missing,
+        statistics,
+        verdict,
+        headline: String::new(),
+    };
+    outcome.headline = pairwise_headline(&outcome);
+    Ok(outcome)
+}
+
+/// The questions both runs answered (question from run A's snapshot, A's answer, B's answer),
+/// in A's order, and how many questions of either run are left out (unanswered or failed in
+/// one of them).
+fn answered_by_both(store: &Store, run_a: &RunRecord, run_b: &RunRecord) -> Result<(Vec<(Question, Answer, Answer)>, usize), StoreError> {
+    let (items_a, items_b) = (store.items(&run_a.id)?, store.items(&run_b.id)?);
+    let mut all_ids: BTreeSet<&str> = items_a.iter().map(|i| i.question.id.as_str()).collect();
+    all_ids.extend(items_b.iter().map(|i| i.question.id.as_str()));
+    let answered_b: BTreeMap<&str, &Answer> =
+        items_b.iter().filter(|i| i.error.is_none()).filter_map(|i| Some((i.question.id.as_str(), i.answer.as_ref()?))).collect();
+    let pairs: Vec<(Question, Answer, Answer)> = items_a
+        .iter()
+        .filter(|i| i.error.is_none())
+        .filter_map(|i| {
+            let b = answered_b.get(i.question.id.as_str())?;
+            Some((i.question.clone(), i.answer.clone()?, (*b).clone()))
+        })
+        .collect();
+    let excluded = all_ids.len() - pairs.len();
+    Ok((pairs, excluded))
+}
+
+/// The verdict rule of every comparison: at least `MIN_PAIRS_FOR_VERDICT` questions, the
+/// permutation test's p below `ALPHA` and the win rate's interval wholly on one side of 0.5.
+pub fn pairwise_verdict(statistics: Option<&PairwiseStatistics>) -> Verdict {
+    let Some(s) = statistics else { return Verdict::NoPairs };
+    if s.pairs < MIN_PAIRS_FOR_VERDICT {
+        return Verdict::TooFewPairs;
+    }
+    if s.permutation_p < ALPHA && s.win_rate_ci95[0] > 0.5 {
+        Verdict::BBetter
+    } else if s.permutation_p < ALPHA && s.win_rate_ci95[1] < 0.5 {
+        Verdict::ABetter
+    } else {
+        Verdict::NoSignificantDifference
+    }
+}
+
+/// The sentence a pairwise comparison leads with, computed from its figures.
+pub fn pairwise_headline(outcome: &PairwiseOutcome) -> String {
+    let Some(s) = &outcome.statistics else {
+        return format!(
+            "Pairwise ({} on {}): no question both runs answered could be judged.",
+            outcome.judge, outcome.judge_model
+        );
+    };
+    let length = s
+        .length_controlled
+        .as_ref()
+        .map(|l| format!(" ({:.3} at equal length)", l.win_rate))
+        .unwrap_or_default();
+    format!(
+        "Pairwise ({} on {}), {} questions: {} preferred on {}, tie {}, {} on {}; win rate of {} {:.3} [{:.3}, {:.3}]{length}, p = {}; same winner in both orders on {:.0}%: {}.",
+        outcome.judge,
+        outcome.judge_model,
+        s.pairs,
+        outcome.name_b,
+        s.wins,
+        s.ties,
+        outcome.name_a,
+        s.losses,
+        outcome.name_b,
+        s.win_rate,
+        s.win_rate_ci95[0],
+        s.win_rate_ci95[1],
+        format_p(s.permutation_p),
+        100.0 * s.order_consistency,
+        outcome.verdict.describe(&outcome.name_a, &outcome.name_b)
+    )
+}
