@@ -80,7 +80,7 @@ fn main() {
     let k_shapes = [(WeightType::Q4K, 17920, 1536), (WeightType::Q4K, 1536, 8960), (WeightType::Q6K, 1536, 8960)];
     for (ty, n, width) in k_shapes {
         let w = k_quant_weights(ty, n, width);
-        for m in [1, 8, 64, 512] {
+        for m in [1, 7, 8, 64, 512] {
             let x = pseudo_random(m * width, 3);
             let mut dst = vec![0f32; m * n];
             // The scalar path is for correctness: timed on one row only.
@@ -93,7 +93,7 @@ fn main() {
     }
     for (n, width) in [(1152, 576), (9728, 896), (896, 4864)] {
         let w = Q8Rows::quantize(&pseudo_random(n * width, 5), n, width).expect("sizes agree");
-        for m in [1, 8, 64, 512] {
+        for m in [1, 7, 8, 64, 512] {
             let x = pseudo_random(m * width, 3);
             let mut dst = vec![0f32; m * n];
             let times = fastest_by_turns(&paths, |isa| isa == Isa::Scalar && m > 1, |isa| {

@@ -17,11 +17,19 @@ pub enum Isa {
     AvxVnni,
     /// AVX-512 F/BW/VL with VNNI (Intel Xeon from Cascade Lake, AMD Zen 4).
     Avx512Vnni,
+    /// aarch64 NEON (every 64-bit ARM CPU).
+    Neon,
+    /// NEON with the dot-product instructions `sdot` (Apple M1 and later, Cortex-A76 and
+    /// later, Graviton 2 and later).
+    NeonDotprod,
+    /// NEON with dot products and the 8-bit matrix multiply `smmla` (Apple M2 and later,
+    /// Graviton 3 and later, Cortex-A510/A710 and later).
+    NeonI8mm,
 }
 
 impl Isa {
-    /// Every path, slowest first.
-    pub const ALL: [Isa; 4] = [Isa::Scalar, Isa::Avx2, Isa::AvxVnni, Isa::Avx512Vnni];
+    /// Every path, slowest first within each architecture.
+    pub const ALL: [Isa; 7] = [Isa::Scalar, Isa::Avx2, Isa::AvxVnni, Isa::Avx512Vnni, Isa::Neon, Isa::NeonDotprod, Isa::NeonI8mm];
 
     /// The name `ASSAY_CPU` takes for this path.
     pub fn name(self) -> &'static str {
@@ -30,6 +38,9 @@ impl Isa {
             Isa::Avx2 => "avx2",
             Isa::AvxVnni => "avxvnni",
             Isa::Avx512Vnni => "avx512",
+            Isa::Neon => "neon",
+            Isa::NeonDotprod => "dotprod",
+            Isa::NeonI8mm => "i8mm",
         }
     }
 
@@ -45,7 +56,7 @@ impl Isa {
         Isa::ALL.iter().zip(table).any(|(isa, ok)| *isa == self && *ok)
     }
 
-    /// The fastest path this CPU supports.
+    /// The fastest path this CPU supports (the paths of one architecture exclude the other's).
     pub fn best() -> Isa {
         Isa::ALL.into_iter().rev().find(|isa| isa.supported()).unwrap_or(Isa::Scalar)
     }
@@ -75,10 +86,22 @@ fn detect(isa: Isa) -> bool {
                 && is_x86_feature_detected!("avx512vl")
                 && is_x86_feature_detected!("avx512vnni")
         }
+        Isa::Neon | Isa::NeonDotprod | Isa::NeonI8mm => false,
     }
 }
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(target_arch = "aarch64")]
+fn detect(isa: Isa) -> bool {
+    let dotprod = std::arch::is_aarch64_feature_detected!("dotprod");
+    match isa {
+        Isa::Scalar | Isa::Neon => true,
+        Isa::NeonDotprod => dotprod,
+        Isa::NeonI8mm => dotprod && std::arch::is_aarch64_feature_detected!("i8mm"),
+        Isa::Avx2 | Isa::AvxVnni | Isa::Avx512Vnni => false,
+    }
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 fn detect(isa: Isa) -> bool {
     isa == Isa::Scalar
 }

@@ -21,8 +21,9 @@
 //! both paths against the plain definition.
 //!
 //! Paths ([`Isa`]): AVX-512 VNNI as above (`avx512`); AVX2 and AVX-VNNI the same with 256-bit
-//! registers, panels 8 weight rows wide (`avx2`); and plain Rust everywhere (`scalar`), the
-//! reference the others are tested against.
+//! registers, panels 8 weight rows wide (`avx2`); NEON, dotprod and i8mm on aarch64, a weight
+//! row at a time (`neon`); and plain Rust everywhere (`scalar`), the reference the others are
+//! tested against.
 
 use crate::Parallel;
 use crate::isa::Isa;
@@ -151,9 +152,10 @@ pub fn matmul(isa: Isa, ty: WeightType, w: &[u8], rows: usize, a: &Q8KRows, dst:
     let panels = width > 0 && a.rows >= PANEL_MIN_ROWS;
     let (group_rows, block_cols) = if panels { (PANEL_ROWS, width) } else { (ROW_GROUP, COL_BLOCK) };
     crate::for_each_output_tile(parallel, a.rows, rows, group_rows, block_cols, &|r, c| {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
         let full_panel = panels && c.len() == width;
         match isa {
-            // SAFETY (all three): the CPU supports `isa` (checked above); the sizes were
+            // SAFETY (all four): the CPU supports `isa` (checked above); the sizes were
             // checked above, so every block read is inside `w` and `a` and every cell written
             // inside `dst`; work items cover disjoint cells.
             #[cfg(target_arch = "x86_64")]
@@ -162,6 +164,8 @@ pub fn matmul(isa: Isa, ty: WeightType, w: &[u8], rows: usize, a: &Q8KRows, dst:
             Isa::Avx512Vnni => unsafe { avx512::tile(ty, w.as_ptr(), a, r, c, out.ptr(), rows) },
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2 | Isa::AvxVnni => unsafe { avx2::tile(isa, full_panel, ty, w.as_ptr(), a, r, c, out.ptr(), rows) },
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon | Isa::NeonDotprod | Isa::NeonI8mm => unsafe { neon::tile(isa, ty, w.as_ptr(), a, r, c, out.ptr(), rows) },
             // SAFETY: `store` gets cells `r * rows + c` of the item's own rows and columns,
             // inside `dst` (sizes checked above) and written by no other work item.
             _ => scalar::tile(ty, w, rows, a, r, c, &mut |i, v| unsafe { *out.ptr().add(i) = v }),
@@ -181,7 +185,7 @@ fn panel_width(isa: Isa) -> usize {
     match isa {
         Isa::Avx512Vnni => 16,
         Isa::Avx2 | Isa::AvxVnni => 8,
-        Isa::Scalar => 0,
+        Isa::Scalar | Isa::Neon | Isa::NeonDotprod | Isa::NeonI8mm => 0,
     }
 }
 
@@ -202,6 +206,8 @@ unsafe impl<T> Send for SharedOut<T> {}
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+#[cfg(target_arch = "aarch64")]
+mod neon;
 mod scalar;
 
 #[cfg(test)]
@@ -314,26 +320,30 @@ mod tests {
         }
     }
 
-    /// AVX2 and AVX-VNNI sum the same exact integers in the same order.
+    /// AVX2 and AVX-VNNI sum the same exact integers in the same order (so do NEON and
+    /// dotprod, and i8mm, which runs the dotprod code).
     #[test]
-    fn both_256_bit_paths_give_the_same_bits() {
+    fn paths_of_one_family_give_the_same_bits() {
         let nb = 2;
-        let paths: Vec<Isa> = paths_under_test("k_quants 256-bit").into_iter().filter(|isa| matches!(isa, Isa::Avx2 | Isa::AvxVnni)).collect();
-        for ty in [WeightType::Q4K, WeightType::Q6K] {
-            let w = random_weights(ty, 24, nb, 5);
-            for m in [1, 9] {
-                let x: Vec<f32> = pseudo_random(m * nb * QK_K, 11).iter().map(|b| f32::from(*b) / 50.0 - 2.5).collect();
-                let a = Q8KRows::quantize(&x, m, nb * QK_K, &serial).unwrap();
-                let results: Vec<Vec<u32>> = paths
-                    .iter()
-                    .map(|isa| {
-                        let mut dst = vec![0.0; m * 24];
-                        matmul(*isa, ty, &w, 24, &a, &mut dst, &serial).unwrap();
-                        dst.iter().map(|v| v.to_bits()).collect()
-                    })
-                    .collect();
-                for (isa, bits) in paths.iter().zip(&results) {
-                    assert_eq!(bits, &results[0], "{isa} {ty:?} m={m}");
+        let supported = paths_under_test("k_quants families");
+        for family in [&[Isa::Avx2, Isa::AvxVnni][..], &[Isa::Neon, Isa::NeonDotprod, Isa::NeonI8mm]] {
+            let paths: Vec<Isa> = family.iter().copied().filter(|isa| supported.contains(isa)).collect();
+            for ty in [WeightType::Q4K, WeightType::Q6K] {
+                let w = random_weights(ty, 24, nb, 5);
+                for m in [1, 9] {
+                    let x: Vec<f32> = pseudo_random(m * nb * QK_K, 11).iter().map(|b| f32::from(*b) / 50.0 - 2.5).collect();
+                    let a = Q8KRows::quantize(&x, m, nb * QK_K, &serial).unwrap();
+                    let results: Vec<Vec<u32>> = paths
+                        .iter()
+                        .map(|isa| {
+                            let mut dst = vec![0.0; m * 24];
+                            matmul(*isa, ty, &w, 24, &a, &mut dst, &serial).unwrap();
+                            dst.iter().map(|v| v.to_bits()).collect()
+                        })
+                        .collect();
+                    for (isa, bits) in paths.iter().zip(&results) {
+                        assert_eq!(bits, &results[0], "{isa} {ty:?} m={m}");
+                    }
                 }
             }
         }

@@ -18,10 +18,11 @@
 //! (docs/runtime.md): 16 weight rows side by side in one register, one `vpdpbusd` for 4 values
 //! of all 16, each block's exact integer sum scaled and added once per output. The same
 //! integers, one f32 addition per block in another order: results equal to rounding. AVX-VNNI
-//! has the same panels 8 weight rows wide; plain AVX2 (no byte dot product that takes the
-//! panels' unsigned offset without saturating) keeps the tiles for prompts too.
+//! has the same panels 8 weight rows wide; plain AVX2 too, with the tiles' sign trick in place
+//! of the unsigned offset (which `vpmaddubsw` would saturate on).
 //!
-//! Paths: [`Isa::Scalar`] everywhere (the reference), the x86 paths in `x86`.
+//! Paths: [`Isa::Scalar`] everywhere (the reference), the x86 paths in `x86`, the aarch64
+//! ones (NEON, dotprod, i8mm tiles; no panels yet) in `neon`.
 
 use crate::Parallel;
 use crate::isa::Isa;
@@ -116,18 +117,20 @@ pub fn matmul(isa: Isa, w: &Q8Rows, a: &Q8Rows, dst: &mut [f32], parallel: Paral
     }
     let n = w.rows;
     let out = SharedOut(dst.as_mut_ptr());
-    // Prompts on VNNI: panels of weight rows laid out in registers once per block for up to
-    // 64 activation rows (as in `k_quants`), with each activation block's byte sum for the
-    // offset that makes the weights unsigned.
+    // Prompts: panels of weight rows laid out in registers once per block for up to 64
+    // activation rows (as in `k_quants`); on VNNI with each activation block's byte sum for
+    // the offset that makes the weights unsigned.
     let panel_width = panel_width(isa);
     let panels = panel_width > 0 && a.rows >= PANEL_MIN_ROWS;
-    let activation_sums: Vec<i32> = if panels {
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
+    let activation_sums: Vec<i32> = if panels && isa != Isa::Avx2 {
         a.values.iter().map(|v| v.iter().map(|x| i32::from(*x)).sum()).collect()
     } else {
         Vec::new()
     };
     let (group_rows, block_cols) = if panels { (PANEL_ROWS, panel_width) } else { (ROW_GROUP, COL_BLOCK) };
     crate::for_each_output_tile(parallel, a.rows, n, group_rows, block_cols, &|rows, cols| {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
         let full_panel = panels && cols.len() == panel_width;
         match isa {
             #[cfg(target_arch = "x86_64")]
@@ -139,6 +142,9 @@ pub fn matmul(isa: Isa, w: &Q8Rows, a: &Q8Rows, dst: &mut [f32], parallel: Paral
             Isa::Avx2 | Isa::AvxVnni | Isa::Avx512Vnni => unsafe {
                 x86::tile(isa, full_panel, w, a, &activation_sums, rows, cols, out.ptr(), n)
             },
+            #[cfg(target_arch = "aarch64")]
+            // SAFETY: as for x86 above.
+            Isa::Neon | Isa::NeonDotprod | Isa::NeonI8mm => unsafe { neon::tile(isa, w, a, rows, cols, out.ptr(), n) },
             // SAFETY: `store` gets cells `r * n + c` of the item's own rows and columns,
             // inside `dst` (shapes checked above) and written by no other work item.
             _ => scalar::tile(w, a, rows, cols, &mut |i, v| unsafe { *out.ptr().add(i) = v }),
@@ -147,7 +153,7 @@ pub fn matmul(isa: Isa, w: &Q8Rows, a: &Q8Rows, dst: &mut [f32], parallel: Paral
     Ok(())
 }
 
-/// Activation rows from which products on VNNI use panels.
+/// Activation rows from which products use panels.
 const PANEL_MIN_ROWS: usize = 8;
 
 /// Weight rows per panel on `isa` (one 32-bit lane each in a vector register), 0 where the
@@ -155,8 +161,8 @@ const PANEL_MIN_ROWS: usize = 8;
 fn panel_width(isa: Isa) -> usize {
     match isa {
         Isa::Avx512Vnni => 16,
-        Isa::AvxVnni => 8,
-        Isa::Scalar | Isa::Avx2 => 0,
+        Isa::AvxVnni | Isa::Avx2 => 8,
+        Isa::Scalar | Isa::Neon | Isa::NeonDotprod | Isa::NeonI8mm => 0,
     }
 }
 /// Activation rows per panel work item.
@@ -175,6 +181,8 @@ impl SharedOut {
 unsafe impl Sync for SharedOut {}
 unsafe impl Send for SharedOut {}
 
+#[cfg(target_arch = "aarch64")]
+mod neon;
 mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod x86;
@@ -232,23 +240,29 @@ mod tests {
         }
     }
 
+    /// The tiles of one family of paths add the same products in the same order (on x86 as
+    /// candle's AVX2 kernel does), so they give the same bits. (i8mm sums whole blocks in one
+    /// lane: to rounding only, checked above.)
     #[test]
-    fn every_simd_tile_gives_the_same_bits() {
+    fn simd_tiles_of_one_family_give_the_same_bits() {
         let width = 576;
         let w = Q8Rows::quantize(&pseudo_random(40 * width, 3), 40, width).unwrap();
         // Fewer rows than panels take: panels sum each output in another order.
         let a = Q8Rows::quantize(&pseudo_random(7 * width, 4), 7, width).unwrap();
-        let simd: Vec<Isa> = paths_under_test("q8_0 tiles").into_iter().filter(|isa| *isa != Isa::Scalar).collect();
-        let results: Vec<Vec<u32>> = simd
-            .iter()
-            .map(|isa| {
-                let mut x = vec![0.0; 7 * 40];
-                matmul(*isa, &w, &a, &mut x, &serial).unwrap();
-                x.iter().map(|v| v.to_bits()).collect()
-            })
-            .collect();
-        for (isa, bits) in simd.iter().zip(&results) {
-            assert_eq!(bits, &results[0], "{isa} against {}", simd[0]);
+        let supported = paths_under_test("q8_0 tiles");
+        for family in [&[Isa::Avx2, Isa::AvxVnni, Isa::Avx512Vnni][..], &[Isa::Neon, Isa::NeonDotprod]] {
+            let paths: Vec<Isa> = family.iter().copied().filter(|isa| supported.contains(isa)).collect();
+            let results: Vec<Vec<u32>> = paths
+                .iter()
+                .map(|isa| {
+                    let mut x = vec![0.0; 7 * 40];
+                    matmul(*isa, &w, &a, &mut x, &serial).unwrap();
+                    x.iter().map(|v| v.to_bits()).collect()
+                })
+                .collect();
+            for (isa, bits) in paths.iter().zip(&results) {
+                assert_eq!(bits, &results[0], "{isa} against {}", paths[0]);
+            }
         }
     }
 

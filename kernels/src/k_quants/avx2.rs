@@ -157,13 +157,21 @@ unsafe fn unpack_q6k<const VNNI: bool>(b: *const u8) -> Block {
             q[4 * h + part] = _mm256_or_si256(_mm256_and_si256(bits, low), _mm256_slli_epi16(high, 4));
         }
     }
-    let sc = std::slice::from_raw_parts(b.add(192) as *const i8, 16);
+    // Vector t takes scales 2t (its first 16 values) and 2t + 1, each repeated: one byte
+    // shuffle and one widening per vector rather than two broadcasts from memory.
+    let bytes = _mm_loadu_si128(b.add(192) as *const __m128i);
     let mut scale = [_mm256_setzero_si256(); 8];
     for (t, scale) in scale.iter_mut().enumerate() {
-        *scale = scale_pair::<VNNI>(i16::from(sc[2 * t]), i16::from(sc[2 * t + 1]));
+        let table = if VNNI { &SCALE_SHUFFLE_32 } else { &SCALE_SHUFFLE_16 };
+        let repeated = _mm_shuffle_epi8(bytes, _mm_loadu_si128(table[t].as_ptr() as *const __m128i));
+        *scale = if VNNI {
+            // 4 + 4 copies, widened to 32-bit lanes with their high 16 bits zero.
+            _mm256_cvtepu16_epi32(_mm_cvtepi8_epi16(repeated))
+        } else {
+            _mm256_cvtepi8_epi16(repeated)
+        };
     }
     let d = f16_at(b.add(208));
-    let bytes = _mm_loadu_si128(b.add(192) as *const __m128i);
     let d32 = _mm256_set1_ps(32.0 * d);
     let offsets = [
         _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes)), d32),
@@ -171,6 +179,24 @@ unsafe fn unpack_q6k<const VNNI: bool>(b: *const u8) -> Block {
     ];
     Block { q, scale, d, offsets }
 }
+
+/// Byte shuffles for Q6_K's scales: entry t repeats byte 2t `copies` times, then byte
+/// 2t + 1 (8 copies for AVX2's 16-bit lanes, 4 for VNNI's 32-bit lanes; later bytes unused).
+const fn scale_shuffle(copies: usize) -> [[u8; 16]; 8] {
+    let mut table = [[0u8; 16]; 8];
+    let mut t = 0;
+    while t < 8 {
+        let mut i = 0;
+        while i < 16 {
+            table[t][i] = ((2 * t + i / copies) % 16) as u8;
+            i += 1;
+        }
+        t += 1;
+    }
+    table
+}
+static SCALE_SHUFFLE_16: [[u8; 16]; 8] = scale_shuffle(8);
+static SCALE_SHUFFLE_32: [[u8; 16]; 8] = scale_shuffle(4);
 
 /// Sum of the 8 lanes.
 ///

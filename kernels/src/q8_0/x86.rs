@@ -33,7 +33,8 @@ pub(super) unsafe fn tile(
         Isa::Avx512Vnni => tile_avx512(w, a, rows, cols, out, n),
         Isa::AvxVnni if full_panel => panel_avxvnni(w, a, sums, rows, cols.start, out, n),
         Isa::AvxVnni => tile_avxvnni(w, a, rows, cols, out, n),
-        Isa::Avx2 | Isa::Scalar => tile_avx2(w, a, rows, cols, out, n),
+        Isa::Avx2 if full_panel => panel_avx2(w, a, rows, cols.start, out, n),
+        _ => tile_avx2(w, a, rows, cols, out, n),
     }
 }
 
@@ -258,6 +259,57 @@ unsafe fn panel_avxvnni(w: &Q8Rows, a: &Q8Rows, sums: &[i32], rows: Range<usize>
                 for (g, q) in q.iter().enumerate() {
                     // Blocks of bytes carry no 4-byte alignment.
                     sum = _mm256_dpbusd_avx_epi32(sum, *q, _mm256_set1_epi32(x.add(g).read_unaligned()));
+                }
+                let d = _mm256_mul_ps(ws, _mm256_set1_ps(*a.scales.get_unchecked(i)));
+                acc[r + k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), d, acc[r + k]);
+            }
+            r += take;
+        }
+    }
+    for (r, acc) in acc.iter().enumerate().take(m) {
+        _mm256_storeu_ps(out.add((rows.start + r) * n + c0), *acc);
+    }
+}
+
+/// The panel on plain AVX2: weight rows `c0 .. c0 + 8` against activation rows `rows` (at
+/// most 64). No unsigned offset here (`vpmaddubsw`'s pair sums of (w + 128) · x would
+/// saturate): as in the tiles, each weight word takes the activation word's sign (`vpsignb`)
+/// and is multiplied by its absolute value, 4 vector instructions per 4 values of 8 rows
+/// against the tiles' 5 per 32 values of one pair of rows, and no horizontal sums.
+///
+/// # Safety
+/// The CPU must have AVX2 and FMA; weight rows `c0 .. c0 + 8` and activation rows `rows` (at
+/// most 64) must exist, and `out` be valid for writes of cells `r * n + c` of those rows and
+/// columns.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn panel_avx2(w: &Q8Rows, a: &Q8Rows, rows: Range<usize>, c0: usize, out: *mut f32, n: usize) {
+    const R: usize = 4;
+    let nb = w.blocks_per_row;
+    let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    let byte_stride = _mm256_mullo_epi32(lanes, _mm256_set1_epi32((nb * BLOCK) as i32));
+    let scale_stride = _mm256_mullo_epi32(lanes, _mm256_set1_epi32(nb as i32));
+    let ones = _mm256_set1_epi16(1);
+    let mut acc = [_mm256_setzero_ps(); 64];
+    let m = rows.len();
+    for b in 0..nb {
+        let first = w.values.as_ptr().add(c0 * nb + b) as *const u8;
+        let mut q = [_mm256_setzero_si256(); BLOCK / 4];
+        for (g, q) in q.iter_mut().enumerate() {
+            *q = _mm256_i32gather_epi32::<1>(first.add(4 * g) as *const i32, byte_stride);
+        }
+        let ws = _mm256_i32gather_ps::<4>(w.scales.as_ptr().add(c0 * nb + b), scale_stride);
+        let mut r = 0;
+        while r < m {
+            let take = if r + R <= m { R } else { 1 };
+            for k in 0..take {
+                let i = (rows.start + r + k) * nb + b;
+                let x = a.values.as_ptr().add(i) as *const i32;
+                let mut sum = _mm256_setzero_si256();
+                for (g, q) in q.iter().enumerate() {
+                    // Blocks of bytes carry no 4-byte alignment.
+                    let xw = _mm256_set1_epi32(x.add(g).read_unaligned());
+                    let pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(xw, xw), _mm256_sign_epi8(*q, xw));
+                    sum = _mm256_add_epi32(sum, _mm256_madd_epi16(pairs, ones));
                 }
                 let d = _mm256_mul_ps(ws, _mm256_set1_ps(*a.scales.get_unchecked(i)));
                 acc[r + k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), d, acc[r + k]);
