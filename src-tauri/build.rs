@@ -19,6 +19,7 @@ fn main() {
         "add_model",
         "scan_models",
         "list_judges",
+        "calibrate_judges",
         "choose_save_path",
         "choose_folder",
     ]);

@@ -3,8 +3,8 @@
 //! questions and reports both abstention rates.
 
 use assay::dataset::load_dataset;
+use assay::record::KnowledgeArm;
 use assay::retrieve::{index_dataset, IndexSettings, RetrievalMode};
-use assay::run::KnowledgeArm;
 use assay::targets::golden_chunks;
 use serde_json::Value;
 use std::collections::BTreeSet;

@@ -16,6 +16,7 @@ mod common;
 mod llm_common;
 
 mod bad_input;
+mod agree_calibrate;
 mod agree_length;
 mod cancel_run;
 mod cli_run;

@@ -1,17 +1,14 @@
 //! Thin commands over the core: each opens the store (same default as the CLI), calls one core
 //! function and returns its serde shape. Errors reach the UI as their `Display` text.
 
-use assay::compare::{
-    breakdown, compare_runs as core_compare, default_primary, leaderboard, Comparison, GroupBy, GroupDiff, LeaderboardRow,
-};
+use assay::compare::{experiment, Comparison, ExperimentOptions, GroupDiff, LeaderboardRow, SideBySide};
 use assay::dataset::{import_csv, import_eshop, load_dataset, CsvColumns, Question};
 use assay::generate::{ReviewDecision, ReviewOutcome};
-use assay::judge::spec::{default_judges_dir, load_all, JudgeMode};
+use assay::record::RunRecord;
 use assay::report::charts::{distribution_charts, mean_charts, run_means_chart};
-use assay::report::{
-    judged_statements, load_report, to_json, write_report, JudgedStatements, ReportFormat, ReportOptions, RunReport,
-};
-use assay::store::{RunRecord, Store};
+use assay::report::{judged_statements, to_json, write_report, JudgedStatements, ReportFormat, ReportOptions};
+use assay::run::{default_database, judge_agreement, judge_catalog, AgreementRequest, JudgeAgreement, StoredRuns};
+use assay::stats::RunReport;
 use serde::Serialize;
 use crate::write_grants::WriteGrants;
 use std::collections::BTreeMap;
@@ -20,18 +17,17 @@ use tauri::State;
 
 /// `$ASSAY_DB`, else `<data dir>/assay/assay.sqlite`: the CLI's default, so CLI runs show up here.
 pub fn default_db() -> Result<PathBuf, String> {
-    assay::store::default_db_path().ok_or_else(|| "no home directory: set ASSAY_DB to a database file".to_string())
+    default_database().ok_or_else(|| "no home directory: set ASSAY_DB to a database file".to_string())
 }
 
 /// The store, created on first use so a new user sees an empty list rather than an error.
-pub fn open_store() -> Result<Store, String> {
+pub fn open_store() -> Result<StoredRuns, String> {
     let path = default_db()?;
-    Store::open(&path).map_err(|e| e.to_string())
+    StoredRuns::open_or_create(&path).map_err(|e| e.to_string())
 }
 
-fn load(store: &Store, reference: &str) -> Result<RunReport, String> {
-    let record = store.find_run(reference).map_err(|e| e.to_string())?;
-    load_report(store, record).map_err(|e| e.to_string())
+fn load(store: &StoredRuns, reference: &str) -> Result<RunReport, String> {
+    store.report(reference).map_err(|e| e.to_string())
 }
 
 #[tauri::command]
@@ -82,19 +78,6 @@ pub async fn run_view(run: String) -> Result<RunView, String> {
     })
 }
 
-/// One question answered differently by the baseline and another run, side by side.
-#[derive(Serialize)]
-pub struct SideBySide {
-    metric: String,
-    question_id: String,
-    question: String,
-    reference: Option<String>,
-    answer_a: Option<String>,
-    answer_b: Option<String>,
-    score_a: f64,
-    score_b: f64,
-}
-
 #[derive(Serialize)]
 pub struct CompareView {
     runs: Vec<RunRecord>,
@@ -117,15 +100,7 @@ pub struct Leaderboard {
     rows: Vec<LeaderboardRow>,
 }
 
-fn answer_of(report: &RunReport, question_id: &str) -> (Option<Question>, Option<String>) {
-    report
-        .items
-        .iter()
-        .find(|i| i.question.id == question_id)
-        .map(|i| (Some(i.question.clone()), i.answer.as_ref().map(|a| a.text.clone())))
-        .unwrap_or((None, None))
-}
-
+/// The runs compared as the core assembles it for every face (`compare::experiment`).
 #[tauri::command]
 pub async fn compare_runs(runs: Vec<String>, seed: Option<u64>) -> Result<CompareView, String> {
     if runs.len() < 2 {
@@ -133,55 +108,15 @@ pub async fn compare_runs(runs: Vec<String>, seed: Option<u64>) -> Result<Compar
     }
     let store = open_store()?;
     let reports = runs.iter().map(|r| load(&store, r)).collect::<Result<Vec<_>, _>>()?;
-    let seed = seed.unwrap_or(0);
-    let comparisons: Vec<Comparison> = reports.iter().skip(1).map(|b| core_compare(&reports[0], b, seed)).collect();
-    let charts = mean_charts(&reports);
-    let side_by_side = comparisons
-        .iter()
-        .zip(reports.iter().skip(1))
-        .map(|(comparison, b)| {
-            comparison
-                .diffs
-                .iter()
-                .flat_map(|d| d.disagreements.iter().map(move |g| (d.metric.clone(), g)))
-                .map(|(metric, g)| {
-                    let (question, answer_a) = answer_of(&reports[0], &g.question_id);
-                    let (_, answer_b) = answer_of(b, &g.question_id);
-                    SideBySide {
-                        metric,
-                        question_id: g.question_id.clone(),
-                        question: question.as_ref().map(|q| q.question.clone()).unwrap_or_default(),
-                        reference: question.and_then(|q| q.answer),
-                        answer_a,
-                        answer_b,
-                        score_a: g.a,
-                        score_b: g.b,
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    let leaderboard = (reports.len() > 1).then(|| {
-        let metric = default_primary(&reports[0], &reports[1]);
-        Leaderboard { rows: leaderboard(&reports, &metric), metric }
-    });
-    let breakdowns = comparisons
-        .iter()
-        .zip(reports.iter().skip(1))
-        .map(|(c, b)| match &c.primary {
-            Some(metric) if b.items.iter().any(|i| !i.question.tags.is_empty()) => {
-                breakdown(&reports[0], b, metric, GroupBy::Tag, seed)
-            }
-            _ => Vec::new(),
-        })
-        .collect();
+    let options = ExperimentOptions { seed: seed.unwrap_or(0), ..ExperimentOptions::default() };
+    let compared = experiment(&reports, &options).map_err(|e| e.to_string())?;
     Ok(CompareView {
+        charts: mean_charts(&reports),
         runs: reports.into_iter().map(|r| r.run).collect(),
-        comparisons,
-        charts,
-        side_by_side,
-        leaderboard,
-        breakdowns,
+        comparisons: compared.comparisons,
+        side_by_side: compared.side_by_side,
+        leaderboard: Some(Leaderboard { metric: compared.primary, rows: compared.leaderboard }),
+        breakdowns: compared.breakdowns,
     })
 }
 
@@ -305,7 +240,7 @@ pub async fn export_report(
             dir.join(format!("{stem}.{extension}"))
         }
     };
-    let options = ReportOptions { gates: Vec::new(), seed: 0 };
+    let options = ReportOptions::for_runs(&reports, &[]).map_err(|e| e.to_string())?;
     write_report(&reports, format, &options, &path).map_err(|e| e.to_string())?;
     Ok(path.display().to_string())
 }
@@ -332,21 +267,38 @@ pub struct JudgesView {
 /// The judges the core knows: built-ins plus the user's judges folder (as `assay judges list`).
 #[tauri::command]
 pub async fn list_judges() -> Result<JudgesView, String> {
-    let specs = load_all(default_judges_dir().as_deref()).map_err(|e| e.to_string())?;
+    let specs = judge_catalog(None).map_err(|e| e.to_string())?;
     let judges = specs
         .into_values()
         .map(|spec| JudgeChoice {
             name: spec.name,
             description: spec.description,
             outcomes: spec.outcomes,
-            mode: match spec.mode {
-                JudgeMode::Choice => "choice".into(),
-                JudgeMode::Claims => "claims".into(),
-                JudgeMode::Jury => "jury".into(),
-                JudgeMode::Statements => "statements".into(),
-            },
+            // The spec's own serialised name (`choice`, `claims`, `jury`, `statements`).
+            mode: serde_json::to_value(spec.mode).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
             source: spec.source,
         })
         .collect();
     Ok(JudgesView { judges, default_model: assay::run::DEFAULT_JUDGE_MODEL })
+}
+
+/// The judges of `runs` against human labels (one JSONL labels file per run, in order), and
+/// with `calibrate` thresholds fitted on them, the agreement before and after, and calibrated
+/// copies of the specs written into the judges folder (the app's own data), where later runs
+/// load them: the same library entry as `assay agree --calibrate`.
+#[tauri::command]
+pub async fn calibrate_judges(
+    runs: Vec<String>,
+    labels: Vec<String>,
+    labels_as: Option<String>,
+    calibrate: bool,
+) -> Result<JudgeAgreement, String> {
+    let request = AgreementRequest {
+        runs,
+        labels: labels.into_iter().map(PathBuf::from).collect(),
+        labels_as: labels_as.filter(|l| !l.trim().is_empty()),
+        calibrate,
+        judges_dir: None,
+    };
+    judge_agreement(&default_db()?, &request).map_err(|e| e.to_string())
 }

@@ -1,17 +1,17 @@
-//! Starting, following and cancelling an evaluation. The run is prepared and executed on its own
-//! thread (the core's `execute_judged` blocks until the last item), and each progress event from
-//! the core is forwarded to the window as a `run-progress` event, with the running means of the
-//! items stored so far (the core's summary). One run at a time.
+//! Starting, following and cancelling an evaluation. The core's front door (`run_experiment`)
+//! plans, checks, executes and reads back the runs on a worker thread; this file only maps the
+//! New run form into an order and forwards the front door's events to the window as
+//! `run-progress` events, with the running means of the items stored so far. One run at a time.
 
-use crate::commands::{default_db, open_store};
+use crate::commands::default_db;
 use assay::dataset::load_dataset;
-use assay::judge::spec::default_judges_dir;
-use assay::record::RerankConfig;
-use assay::retrieve::{RetrievalMode, DEFAULT_RERANK_DEPTH};
-use assay::llm::DeviceChoice;
-use assay::run::{self, ExperimentKind, ExperimentRequest, Progress, ResumeRequest, RunRequest};
-use assay::stats::summarize;
-use assay::store::Store;
+use assay::record::{RunRecord, RunStatus};
+use assay::retrieve::RetrievalMode;
+use assay::run::{
+    rerank_config, run_experiment, ExperimentEvents, ExperimentKind, ExperimentOrder, ExperimentOutcome,
+    ExperimentRequest, Progress, ResumeRequest, RunRequest, StoredRuns,
+};
+use assay::stats::RunReport;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -27,39 +27,40 @@ pub struct ActiveRun(Mutex<Option<Arc<AtomicBool>>>);
 /// What the New run screen asks for. `resume` names an interrupted run to finish instead.
 /// Lists (`models`, `judge_models`, `top_ks`, `retrievals`) make a matrix and `experiment`
 /// names an experiment kind, exactly as the CLI's comma-separated flags do: the core plans it.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default, Clone)]
 pub struct StartRequest {
-    dataset: String,
-    /// `answers:FILE`, `retrieve` or `rag`; None lets the experiment choose (remove-context: rag).
-    target: Option<String>,
-    metrics: Vec<String>,
+    pub dataset: String,
+    /// `answers:FILE`, `retrieve` or `rag`; None: the core's default target.
+    pub target: Option<String>,
     #[serde(default)]
-    models: Vec<String>,
+    pub metrics: Vec<String>,
+    #[serde(default)]
+    pub models: Vec<String>,
     /// Any of `bm25`, `dense`, `hybrid`; empty: the core's default.
     #[serde(default)]
-    retrievals: Vec<String>,
+    pub retrievals: Vec<String>,
     #[serde(default)]
-    top_ks: Vec<usize>,
-    limit: Option<usize>,
+    pub top_ks: Vec<usize>,
+    pub limit: Option<usize>,
     /// Most tokens per generated answer (rag); the core's default when None.
-    max_tokens: Option<usize>,
-    seed: Option<u64>,
-    name: Option<String>,
-    resume: Option<String>,
+    pub max_tokens: Option<usize>,
+    pub seed: Option<u64>,
+    pub name: Option<String>,
+    pub resume: Option<String>,
     /// Judges to run on every answer (names from `list_judges`); empty: no judging.
     #[serde(default)]
-    judges: Vec<String>,
+    pub judges: Vec<String>,
     /// Models for the judges; empty: the core's default.
     #[serde(default)]
-    judge_models: Vec<String>,
+    pub judge_models: Vec<String>,
     /// `remove-context`, or None for plain runs.
-    experiment: Option<String>,
+    pub experiment: Option<String>,
     /// A model that rescores the first stage's chunks (retrieve and rag targets), as `--rerank`.
     #[serde(default)]
-    rerank: Option<String>,
+    pub rerank: Option<String>,
     /// How many first-stage chunks it rescores; None: the core's default.
     #[serde(default)]
-    rerank_depth: Option<usize>,
+    pub rerank_depth: Option<usize>,
 }
 
 /// What `start_run` answers: the first run's id and how many runs the request stands for.
@@ -69,10 +70,10 @@ pub struct StartedRuns {
     runs: usize,
 }
 
-/// The runs a request stands for, planned by the core (the same planning as `assay run`).
-fn plan(request: &StartRequest, dataset_name: &str, cancel: &Arc<AtomicBool>) -> Result<Vec<RunRequest>, String> {
-    if !request.metrics.is_empty() {
-        assay::metrics::MetricSelection::parse(&request.metrics.join(",")).map_err(|e| e.to_string())?;
+/// The order a form stands for: the core plans it (the same planning as `assay run`).
+pub fn order(request: &StartRequest) -> Result<ExperimentOrder, String> {
+    if let Some(run) = request.resume.clone().filter(|r| !r.trim().is_empty()) {
+        return Ok(ExperimentOrder::Resume(ResumeRequest { run, ..ResumeRequest::default() }));
     }
     let retrievals = request
         .retrievals
@@ -83,42 +84,37 @@ fn plan(request: &StartRequest, dataset_name: &str, cancel: &Arc<AtomicBool>) ->
         Some(kind) => Some(kind.parse::<ExperimentKind>()?),
         None => None,
     };
-    let target = request.target.clone().filter(|t| !t.is_empty());
-    let experiment = ExperimentRequest {
+    Ok(ExperimentOrder::New(ExperimentRequest {
         base: RunRequest {
-            target: target.clone().unwrap_or_else(|| "rag".into()),
             metrics: request.metrics.clone(),
-            top_k: None,
             limit: request.limit,
             seed: request.seed,
             name: request.name.clone().filter(|n| !n.trim().is_empty()),
-            experiment: None,
-            model: None,
-            retrieval: None,
-            prompt: None,
             max_tokens: request.max_tokens,
-            device: DeviceChoice::Cpu,
-            cancel: Some(cancel.clone()),
             judges: request.judges.clone(),
-            judge_model: None,
-            judges_dir: default_judges_dir(),
-            knowledge: None,
-            // An http target's file says how many requests it may have in flight.
-            concurrency: None,
-            rerank: request.rerank.clone().filter(|m| !m.trim().is_empty()).map(|model| RerankConfig {
-                model,
-                depth: request.rerank_depth.unwrap_or(DEFAULT_RERANK_DEPTH),
-            }),
+            rerank: rerank_config(request.rerank.clone(), request.rerank_depth),
+            ..RunRequest::default()
         },
-        target_given: target.is_some(),
-        dataset_name: dataset_name.to_string(),
+        target: request.target.clone(),
         models: request.models.clone(),
         judge_models: request.judge_models.iter().filter(|m| !m.trim().is_empty()).cloned().collect(),
         top_ks: request.top_ks.clone(),
         retrievals,
         kind,
-    };
-    Ok(run::plan_experiment(&experiment))
+        ..ExperimentRequest::default()
+    }))
+}
+
+/// Run a form's request to its end on this thread, storing into `db`: what the worker of
+/// `start_run` does, without a window (the tests call it as the app would).
+pub fn run_request(
+    request: &StartRequest,
+    db: &Path,
+    cancel: &Arc<AtomicBool>,
+    events: &mut dyn ExperimentEvents,
+) -> Result<ExperimentOutcome, String> {
+    let dataset = load_dataset(Path::new(&request.dataset)).map_err(|e| e.to_string())?;
+    run_experiment(order(request)?, &dataset, db, cancel, events).map_err(|e| e.to_string())
 }
 
 /// One progress event as the window receives it.
@@ -168,115 +164,76 @@ pub async fn start_run(app: AppHandle, state: State<'_, ActiveRun>, request: Sta
 }
 
 fn worker(app: AppHandle, request: StartRequest, cancel: Arc<AtomicBool>, ready: mpsc::Sender<Result<StartedRuns, String>>) {
-    let setup = (|| {
-        let dataset = load_dataset(Path::new(&request.dataset)).map_err(|e| e.to_string())?;
-        let store = open_store()?;
-        let plans = match &request.resume {
-            None => plan(&request, &dataset.manifest.name, &cancel)?.into_iter().map(Plan::New).collect(),
-            Some(reference) => vec![Plan::Resume(ResumeRequest {
-                run: reference.clone(),
-                target: None,
-                metrics: None,
-                top_k: None,
-                limit: None,
-                seed: None,
-                prompt: None,
-                device: DeviceChoice::Cpu,
-                cancel: Some(cancel.clone()),
-                judges_dir: default_judges_dir(),
-                concurrency: None,
-            })],
-        };
-        Ok::<_, String>((dataset, store, plans))
-    })();
-    let (dataset, mut store, plans) = match setup {
-        Ok(setup) => setup,
-        Err(message) => {
-            let _ = ready.send(Err(message));
-            return;
-        }
-    };
-    let planned = plans.len();
-    let mut ready = Some(ready);
-    for plan in plans {
-        let prepared = match &plan {
-            Plan::New(request) => run::prepare_new_run(&store, &dataset, request),
-            Plan::Resume(request) => run::prepare_resume(&store, &dataset, request),
-        };
-        let prepared = match prepared {
-            Ok(prepared) => prepared,
-            Err(error) => {
-                // Before the first run starts the error goes back to the form; later, as an event.
-                match ready.take() {
-                    Some(ready) => drop(ready.send(Err(error.to_string()))),
-                    None => emit(&app, ProgressEvent::Failed { message: error.to_string() }),
-                }
-                return;
-            }
-        };
-        let record = prepared.record;
-        let mut target = prepared.target;
-        let mut judges = prepared.judges;
-        if let Some(ready) = ready.take() {
-            let _ = ready.send(Ok(StartedRuns { run_id: record.id.clone(), runs: planned }));
-        }
-        let started = Instant::now();
-        let mut first_done: Option<usize> = None;
-        // A second connection reads the items committed so far (the first is busy writing).
-        let reader = default_db().ok().and_then(|path| Store::open_existing(&path).ok());
-        let running_means = |run_id: &str| -> BTreeMap<String, f64> {
-            let items = reader.as_ref().and_then(|store| store.items(run_id).ok()).unwrap_or_default();
-            summarize(&items, record.config.seed).metrics.into_iter().map(|(name, m)| (name, m.mean)).collect()
-        };
-        let mut on_progress = |event: &Progress| {
-            let forwarded = match event {
-                Progress::Started { run_id, total, already_done } => {
-                    ProgressEvent::Started { run_id: run_id.clone(), total: *total, already_done: *already_done }
-                }
-                Progress::ItemStarted { question_id, question } => {
-                    ProgressEvent::Item { question_id: question_id.clone(), question: question.clone() }
-                }
-                Progress::ItemDone { question_id, done, total, error } => {
-                    // Items finished before this session (a resumed run) do not count toward the rate.
-                    let base = *first_done.get_or_insert(done.saturating_sub(1));
-                    let finished_here = done.saturating_sub(base) as f64;
-                    let secs = started.elapsed().as_secs_f64().max(1e-3);
-                    let rate = finished_here / secs;
-                    let eta_s = (rate > 0.0).then(|| total.saturating_sub(*done) as f64 / rate);
-                    ProgressEvent::Done {
-                        question_id: question_id.clone(),
-                        done: *done,
-                        total: *total,
-                        error: error.clone(),
-                        rate,
-                        eta_s,
-                        means: running_means(&record.id),
-                    }
-                }
-            };
-            emit(&app, forwarded);
-        };
-        let outcome =
-            run::execute_judged(&mut store, &record, &dataset, target.as_mut(), judges.as_deref_mut(), &mut on_progress, &cancel);
-        match outcome {
-            Ok(status) => {
-                emit(&app, ProgressEvent::Finished { run_id: record.id.clone(), status: status.as_str().into() });
-                if cancel.load(Ordering::Relaxed) {
-                    return;
-                }
-            }
-            Err(error) => {
-                emit(&app, ProgressEvent::Failed { message: error.to_string() });
-                return;
-            }
+    let mut events = WindowEvents { app, ready: Some(ready), reader: None, started: Instant::now(), first_done: None };
+    let result = default_db().and_then(|db| run_request(&request, &db, &cancel, &mut events));
+    if let Err(message) = result {
+        // Before the first run starts the error goes back to the form; later, as an event.
+        match events.ready.take() {
+            Some(ready) => drop(ready.send(Err(message))),
+            None => emit(&events.app, ProgressEvent::Failed { message }),
         }
     }
     // Dropping `cancel` (end of this function) marks the slot free (see start_run).
 }
 
-enum Plan {
-    New(RunRequest),
-    Resume(ResumeRequest),
+/// The front door's events as the window receives them.
+struct WindowEvents {
+    app: AppHandle,
+    /// Answered when the first run is in the store (or the request failed before).
+    ready: Option<mpsc::Sender<Result<StartedRuns, String>>>,
+    /// A second connection reads the items committed so far (the run's own is busy writing).
+    reader: Option<StoredRuns>,
+    started: Instant,
+    /// Items done when the first item of this session finished (a resumed run's earlier items
+    /// do not count toward the rate).
+    first_done: Option<usize>,
+}
+
+impl ExperimentEvents for WindowEvents {
+    fn run_started(&mut self, run: &RunRecord, _index: Option<&str>, _position: usize, planned: usize) {
+        if let Some(ready) = self.ready.take() {
+            let _ = ready.send(Ok(StartedRuns { run_id: run.id.clone(), runs: planned }));
+        }
+        self.started = Instant::now();
+        self.first_done = None;
+        self.reader = default_db().ok().and_then(|path| StoredRuns::open_existing(&path).ok());
+    }
+
+    fn progress(&mut self, run: &RunRecord, event: &Progress) {
+        let forwarded = match event {
+            Progress::Started { run_id, total, already_done } => {
+                ProgressEvent::Started { run_id: run_id.clone(), total: *total, already_done: *already_done }
+            }
+            Progress::ItemStarted { question_id, question } => {
+                ProgressEvent::Item { question_id: question_id.clone(), question: question.clone() }
+            }
+            Progress::ItemDone { question_id, done, total, error } => {
+                let base = *self.first_done.get_or_insert(done.saturating_sub(1));
+                let finished_here = done.saturating_sub(base) as f64;
+                let rate = finished_here / self.started.elapsed().as_secs_f64().max(1e-3);
+                let eta_s = (rate > 0.0).then(|| total.saturating_sub(*done) as f64 / rate);
+                let means = self
+                    .reader
+                    .as_ref()
+                    .and_then(|reader| reader.running_means(&run.id, run.config.seed).ok())
+                    .unwrap_or_default();
+                ProgressEvent::Done {
+                    question_id: question_id.clone(),
+                    done: *done,
+                    total: *total,
+                    error: error.clone(),
+                    rate,
+                    eta_s,
+                    means,
+                }
+            }
+        };
+        emit(&self.app, forwarded);
+    }
+
+    fn run_finished(&mut self, report: &RunReport, status: RunStatus) {
+        emit(&self.app, ProgressEvent::Finished { run_id: report.run.id.clone(), status: status.as_str().into() });
+    }
 }
 
 /// Ask the run in flight to stop after its current item; what finished stays and is resumable.

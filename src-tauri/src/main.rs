@@ -8,6 +8,8 @@
 
 mod commands;
 mod evaluation;
+#[cfg(test)]
+mod face_parity;
 mod models;
 mod write_grants;
 
@@ -28,6 +30,7 @@ fn main() {
             commands::import_dataset,
             commands::export_report,
             commands::list_judges,
+            commands::calibrate_judges,
             evaluation::start_run,
             evaluation::cancel_run,
             models::list_models,

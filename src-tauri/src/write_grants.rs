@@ -44,7 +44,7 @@ impl WriteGrants {
 
 /// The app's data folder (where the database is), resolved.
 fn data_folder() -> Option<PathBuf> {
-    let db = assay::store::default_db_path()?;
+    let db = assay::run::default_database()?;
     resolve(db.parent()?).ok()
 }
 

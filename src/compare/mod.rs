@@ -6,8 +6,8 @@
 //! sign test. One metric is primary and carries the headline. Items unscored in either run are
 //! counted and left out of every figure, never folded in as zeros.
 
-mod baseline;
 mod breakdown;
+mod experiment;
 mod headline;
 mod knowledge;
 mod leaderboard;
@@ -15,8 +15,10 @@ mod paired;
 mod runs;
 mod sign_test;
 
-pub use baseline::{against_baseline, ModeAgainstBaseline, ANSWER_IN_TOP_5};
 pub use breakdown::{breakdown, GroupBy, GroupDiff};
+pub use experiment::{
+    difference_gate_failures, experiment, CompareError, ExperimentComparison, ExperimentOptions, SideBySide,
+};
 pub use headline::{format_p, headline};
 pub use knowledge::{knowledge_removal, KnowledgeRemoval, ABSTENTION_JUDGE};
 pub use leaderboard::{leaderboard, LeaderboardRow};

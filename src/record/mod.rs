@@ -5,6 +5,7 @@
 //! can name these types without importing another stage's behaviour.
 
 mod answer;
+mod generation;
 mod pairwise;
 mod run_config;
 mod run_record;
@@ -12,6 +13,7 @@ mod time;
 mod verdict;
 
 pub use answer::{Answer, RetrievedChunk};
+pub use generation::CachedGeneration;
 pub use pairwise::{PairPreference, PairwiseJudgment, Preferred, FIRST_ANSWER, SECOND_ANSWER, TIE};
 pub use run_config::{KnowledgeArm, RerankConfig, RunConfig};
 pub use run_record::{ItemRecord, RunRecord, RunStatus};

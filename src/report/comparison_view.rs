@@ -5,8 +5,9 @@
 //! questions where the runs disagree most, and the primary metric per question tag. Every
 //! export of two runs or more also gets a leaderboard on the primary metric.
 
-use super::{charts, ordered_metric_names, RunReport};
-use crate::compare::{breakdown, compare_runs, default_primary, format_p, leaderboard, GroupBy, LeaderboardRow, Verdict};
+use super::{charts, ordered_metric_names};
+use crate::compare::{experiment, format_p, Comparison, ExperimentOptions, GroupDiff, LeaderboardRow, Verdict};
+use crate::stats::RunReport;
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -61,8 +62,26 @@ pub(crate) struct DisagreementView {
     pub b: String,
 }
 
-pub(crate) fn comparison_view(a: &RunReport, b: &RunReport, seed: u64, with_chart: bool) -> ComparisonView {
-    let comparison = compare_runs(a, b, seed);
+/// The comparison views and the leaderboard of `reports` (none below two runs), laid out from
+/// the one comparison assembly the faces show too (`compare::experiment`).
+pub(crate) fn experiment_views(reports: &[RunReport], seed: u64, with_charts: bool) -> (Vec<ComparisonView>, Option<LeaderboardView>) {
+    let options = ExperimentOptions { seed, ..ExperimentOptions::default() };
+    // Fewer than two runs is the only way this fails without gates or a named primary.
+    let Ok(assembled) = experiment(reports, &options) else {
+        return (Vec::new(), None);
+    };
+    let views = assembled
+        .comparisons
+        .iter()
+        .zip(&assembled.breakdowns)
+        .map(|(comparison, groups)| comparison_view(comparison, groups, with_charts))
+        .collect();
+    let leaderboard = (!assembled.leaderboard.is_empty())
+        .then(|| LeaderboardView { metric: assembled.primary.clone(), rows: assembled.leaderboard.clone() });
+    (views, leaderboard)
+}
+
+fn comparison_view(comparison: &Comparison, groups: &[GroupDiff], with_chart: bool) -> ComparisonView {
     let order = ordered_metric_names(comparison.diffs.iter().map(|d| &d.metric));
     let mut diffs = comparison.diffs.clone();
     diffs.sort_by_key(|d| (!d.primary, order.iter().position(|m| *m == d.metric)));
@@ -88,7 +107,7 @@ pub(crate) fn comparison_view(a: &RunReport, b: &RunReport, seed: u64, with_char
             },
         })
         .collect();
-    let chart = if with_chart { charts::difference_chart(&comparison) } else { String::new() };
+    let chart = if with_chart { charts::difference_chart(comparison) } else { String::new() };
     let disagreements = diffs
         .iter()
         .flat_map(|d| {
@@ -100,13 +119,10 @@ pub(crate) fn comparison_view(a: &RunReport, b: &RunReport, seed: u64, with_char
             })
         })
         .collect();
-    let primary = comparison.primary.clone().unwrap_or_default();
-    let tagged = b.items.iter().any(|i| !i.question.tags.is_empty());
-    let groups = if tagged && !primary.is_empty() { breakdown(a, b, &primary, GroupBy::Tag, seed) } else { Vec::new() };
     let breakdown = groups
-        .into_iter()
+        .iter()
         .map(|g| GroupRow {
-            group: g.group,
+            group: g.group.clone(),
             pairs: g.pairs,
             a: format!("{:.3}", g.mean_a),
             b: format!("{:.3}", g.mean_b),
@@ -116,10 +132,10 @@ pub(crate) fn comparison_view(a: &RunReport, b: &RunReport, seed: u64, with_char
         })
         .collect();
     ComparisonView {
-        primary,
+        primary: comparison.primary.clone().unwrap_or_default(),
         breakdown,
-        name_a: comparison.name_a,
-        name_b: comparison.name_b,
+        name_a: comparison.name_a.clone(),
+        name_b: comparison.name_b.clone(),
         same_dataset: comparison.same_dataset,
         headline,
         rows,
@@ -128,19 +144,10 @@ pub(crate) fn comparison_view(a: &RunReport, b: &RunReport, seed: u64, with_char
     }
 }
 
-/// The leaderboard of an experiment (two runs or more), on the primary metric of the first
-/// comparison (the same metric every comparison leads with).
+/// The leaderboard of an experiment (two runs or more), on the primary metric every
+/// comparison leads with.
 #[derive(Serialize)]
 pub(crate) struct LeaderboardView {
     pub metric: String,
     pub rows: Vec<LeaderboardRow>,
-}
-
-pub(crate) fn leaderboard_view(reports: &[RunReport]) -> Option<LeaderboardView> {
-    if reports.len() < 2 {
-        return None;
-    }
-    let metric = default_primary(&reports[0], &reports[1]);
-    let rows = leaderboard(reports, &metric);
-    (!rows.is_empty()).then_some(LeaderboardView { metric, rows })
 }

@@ -9,7 +9,7 @@ use super::findings::{flagged_lines, judged_statements, JudgedStatements};
 use crate::stats::item_flags;
 use super::svg_chart::color;
 use super::{ordered_metric_names, ReportError, RunReport};
-use super::comparison_view::{comparison_view, leaderboard_view, ComparisonView};
+use super::comparison_view::experiment_views;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -105,13 +105,7 @@ pub fn render(reports: &[RunReport], seed: u64, generated_at: &str) -> Result<St
     let mean_charts = charts::mean_charts(reports);
     let distribution_charts = charts::distribution_charts(reports);
 
-    let comparisons: Vec<ComparisonView> = reports
-        .iter()
-        .skip(1)
-        .map(|b| comparison_view(&reports[0], b, seed, true))
-        .collect();
-
-    let leaderboard = leaderboard_view(reports);
+    let (comparisons, leaderboard) = experiment_views(reports, seed, true);
     let questions = question_views(reports);
     let title = reports
         .iter()

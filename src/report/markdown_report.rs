@@ -5,7 +5,7 @@
 //! Markdown renderers pass HTML through, so every text cell is HTML-escaped as well as having
 //! its pipes and newlines neutralised: a model's answer cannot inject markup or break the table.
 
-use super::comparison_view::{comparison_view, leaderboard_view};
+use super::comparison_view::experiment_views;
 use super::findings::{flagged_lines, judged_statements, JudgedStatements, SUPPORTED_AT_LEAST};
 use super::{ordered_metric_names, ReportError, RunReport};
 use crate::stats::item_flags;
@@ -78,7 +78,7 @@ pub fn render(reports: &[RunReport], seed: u64) -> Result<String, ReportError> {
         })
         .collect();
     let runs: Vec<MarkdownRun> = reports.iter().map(markdown_run).collect();
-    let comparisons: Vec<_> = reports.iter().skip(1).map(|b| comparison_view(&reports[0], b, seed, false)).collect();
+    let (comparisons, leaderboard) = experiment_views(reports, seed, false);
 
     let mut env = minijinja::Environment::new();
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
@@ -89,7 +89,7 @@ pub fn render(reports: &[RunReport], seed: u64) -> Result<String, ReportError> {
         .get_template("report.md")
         .map_err(|e| ReportError::Render(e.to_string()))?;
     template
-        .render(minijinja::context! { runs => runs, supported_at_least => SUPPORTED_AT_LEAST, summary => summary, comparisons => comparisons, leaderboard => leaderboard_view(reports) })
+        .render(minijinja::context! { runs => runs, supported_at_least => SUPPORTED_AT_LEAST, summary => summary, comparisons => comparisons, leaderboard => leaderboard })
         .map_err(|e| ReportError::Render(e.to_string()))
 }
 

@@ -18,7 +18,6 @@ pub use json_report::{to_json, JsonExport};
 pub use svg_chart::IntervalRow;
 
 pub use crate::stats::{load_report, RunReport};
-
 use crate::stats::Gate;
 use std::path::Path;
 
@@ -57,6 +56,8 @@ pub enum ReportError {
     },
     #[error("cannot render the report: {0}")]
     Render(String),
+    #[error("{0}")]
+    Gate(String),
 }
 
 /// Settings some formats use.
@@ -66,6 +67,20 @@ pub struct ReportOptions {
     pub gates: Vec<Gate>,
     /// Seed of the comparison statistics (HTML and Markdown).
     pub seed: u64,
+}
+
+impl ReportOptions {
+    /// The options an export of `reports` uses in both faces: the first run's seed, and the
+    /// `METRIC=VALUE` gates (JUnit) checked against the metrics the runs have.
+    pub fn for_runs(reports: &[RunReport], fail_under: &[String]) -> Result<Self, ReportError> {
+        let known: Vec<&str> = reports.iter().flat_map(|r| r.summary.metrics.keys().map(String::as_str)).collect();
+        let gates = fail_under
+            .iter()
+            .map(|g| crate::stats::parse_gate(g, &known))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(ReportError::Gate)?;
+        Ok(ReportOptions { gates, seed: reports.first().map_or(0, |r| r.run.config.seed) })
+    }
 }
 
 /// Render `reports` in `format`.

@@ -1,9 +1,9 @@
 //! Executing a run: questions → target → metrics → store, one committed item at a time.
 
-use crate::record::{now_rfc3339, RunConfig};
 use crate::dataset::{Dataset, Question};
 use crate::judge::Judging;
 use crate::metrics::{self, MetricSelection, MetricsError};
+use crate::record::{now_rfc3339, RunConfig};
 use crate::store::{ItemRecord, RunRecord, RunStatus, Store, StoreError};
 use crate::targets::Target;
 use std::collections::BTreeMap;
@@ -169,7 +169,7 @@ fn planned_questions<'a>(dataset: &'a Dataset, config: &RunConfig) -> Vec<(usize
         .questions
         .iter()
         .enumerate()
-        .filter(|(_, q)| config.knowledge.is_none() || super::KnowledgeArm::asks(q))
+        .filter(|(_, q)| config.knowledge.is_none() || crate::record::KnowledgeArm::asks(q))
         .take(limit)
         .collect()
 }

@@ -3,11 +3,14 @@
 //! the knowledge-removal experiment runs each combination twice, in-scope then context-removed.
 //! Both faces (CLI, desktop app) plan through here, so they offer the same experiments.
 
+use super::execute::RunError;
 use super::request::RunRequest;
 use crate::compare::{knowledge_removal, KnowledgeRemoval, ABSTENTION_JUDGE};
+use crate::metrics::MetricSelection;
 use crate::record::KnowledgeArm;
 use crate::retrieve::RetrievalMode;
 use crate::stats::RunReport;
+use crate::stats::{parse_gate, Gate};
 use serde::{Deserialize, Serialize};
 
 /// Experiments made of several runs that are read together.
@@ -38,20 +41,25 @@ impl std::str::FromStr for ExperimentKind {
 
 /// What a face asks for: the settings every run shares (`base`; its model, judge model, top-k
 /// and retrieval are the defaults for lists left empty) and the lists that make the matrix.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ExperimentRequest {
+    /// The settings every run shares; its `target` is replaced by `target` below.
     pub base: RunRequest,
-    /// True when the caller named the target; otherwise `rag` for a knowledge-removal
-    /// experiment (it needs retrieval) and `base.target` for anything else.
-    pub target_given: bool,
-    /// The dataset's name, for run names when the user gave none.
-    pub dataset_name: String,
+    /// `answers:FILE`, `retrieve`, `rag` or `http:FILE.toml`; None: [`DEFAULT_TARGET`].
+    pub target: Option<String>,
     pub models: Vec<String>,
     pub judge_models: Vec<String>,
     pub top_ks: Vec<usize>,
     pub retrievals: Vec<RetrievalMode>,
     pub kind: Option<ExperimentKind>,
+    /// `METRIC=VALUE` gates on each run's mean (`--fail-under`), checked when the runs finish.
+    pub fail_under: Vec<String>,
 }
+
+/// The target when a request names none: `rag`, the one target that needs nothing more than
+/// the dataset (an answers file or an HTTP description must be named; `retrieve` writes no
+/// answers). Both faces get it from here, so a run without a target is the same run in both.
+pub const DEFAULT_TARGET: &str = "rag";
 
 /// One combination of the matrix, and the words that tell it apart in run names.
 #[derive(Debug, Clone)]
@@ -65,18 +73,24 @@ struct MatrixCell {
 
 /// The runs an experiment request stands for, in order (for remove-context: each cell's
 /// in-scope arm, then its context-removed arm). Several runs share a new experiment id and
-/// are named after what varies; a single plain run keeps the request as it is.
-pub fn plan_experiment(request: &ExperimentRequest) -> Vec<RunRequest> {
+/// are named after `dataset_name` and what varies; a single plain run keeps the request as it
+/// is. Metric names, gates and list values are checked here, before anything is built.
+pub fn plan_experiment(request: &ExperimentRequest, dataset_name: &str) -> Result<Vec<RunRequest>, RunError> {
+    if !request.base.metrics.is_empty() {
+        MetricSelection::parse(&request.base.metrics.join(",")).map_err(RunError::Metrics)?;
+    }
+    run_gates(&request.fail_under, &request.base.judges)?;
+    if let Some(k) = request.top_ks.iter().chain(&request.base.top_k).find(|k| **k == 0) {
+        return Err(RunError::Experiment(format!("top-k {k}: retrieve at least one chunk")));
+    }
     let cells = matrix_cells(request);
     let experiment = (cells.len() > 1 || request.kind.is_some()).then(super::new_experiment_id);
     let mut judges = request.base.judges.clone();
     if request.kind == Some(ExperimentKind::RemoveContext) && !judges.iter().any(|j| j == ABSTENTION_JUDGE) {
         judges.push(ABSTENTION_JUDGE.to_string());
     }
-    let target = match (request.kind, request.target_given) {
-        (Some(ExperimentKind::RemoveContext), false) => "rag".to_string(),
-        _ => request.base.target.clone(),
-    };
+    // Knowledge removal needs retrieval, which the default target has.
+    let target = request.target.clone().filter(|t| !t.trim().is_empty()).unwrap_or_else(|| DEFAULT_TARGET.to_string());
     let arms: Vec<Option<KnowledgeArm>> = match request.kind {
         Some(ExperimentKind::RemoveContext) => vec![Some(KnowledgeArm::InScope), Some(KnowledgeArm::Removed)],
         None => vec![None],
@@ -95,7 +109,7 @@ pub fn plan_experiment(request: &ExperimentRequest) -> Vec<RunRequest> {
                 seed: base.seed,
                 name: match (&name, &experiment) {
                     (Some(name), Some(_)) => Some(join_label(name, Some(&label))),
-                    (None, Some(_)) => Some(join_label(&request.dataset_name, Some(&label))),
+                    (None, Some(_)) => Some(join_label(dataset_name, Some(&label))),
                     (name, None) => name.clone(),
                 },
                 experiment: experiment.clone(),
@@ -114,7 +128,15 @@ pub fn plan_experiment(request: &ExperimentRequest) -> Vec<RunRequest> {
             });
         }
     }
-    runs
+    Ok(runs)
+}
+
+/// The `--fail-under` gates on a run's means: each names a deterministic metric or one of the
+/// run's judges.
+pub(super) fn run_gates(fail_under: &[String], judges: &[String]) -> Result<Vec<Gate>, RunError> {
+    let mut known: Vec<&str> = crate::metrics::ALL_METRICS.to_vec();
+    known.extend(judges.iter().map(String::as_str));
+    fail_under.iter().map(|g| parse_gate(g, &known)).collect::<Result<_, _>>().map_err(RunError::Experiment)
 }
 
 /// The knowledge-removal readings of an experiment's finished runs: they come in pairs, each
@@ -180,48 +202,25 @@ fn matrix_cells(request: &ExperimentRequest) -> Vec<MatrixCell> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::DeviceChoice;
 
     fn base() -> RunRequest {
-        RunRequest {
-            target: "answers".into(),
-            metrics: Vec::new(),
-            top_k: None,
-            limit: Some(2),
-            seed: None,
-            name: None,
-            experiment: None,
-            model: None,
-            retrieval: None,
-            prompt: None,
-            max_tokens: None,
-            device: DeviceChoice::Cpu,
-            cancel: None,
-            judges: vec!["correct".into()],
-            judge_model: None,
-            judges_dir: None,
-            knowledge: None,
-            concurrency: None,
-            rerank: None,
-        }
+        RunRequest { limit: Some(2), judges: vec!["correct".into()], ..RunRequest::default() }
     }
 
     fn request(models: &[&str], top_ks: &[usize], kind: Option<ExperimentKind>) -> ExperimentRequest {
         ExperimentRequest {
-            base: RunRequest { target: "rag".into(), ..base() },
-            target_given: true,
-            dataset_name: "trailgear".into(),
+            base: base(),
+            target: Some("rag".into()),
             models: models.iter().map(|m| m.to_string()).collect(),
-            judge_models: Vec::new(),
             top_ks: top_ks.to_vec(),
-            retrievals: Vec::new(),
             kind,
+            ..ExperimentRequest::default()
         }
     }
 
     #[test]
     fn a_single_run_keeps_its_request() {
-        let runs = plan_experiment(&request(&["m"], &[], None));
+        let runs = plan_experiment(&request(&["m"], &[], None), "trailgear").unwrap();
         assert_eq!(runs.len(), 1);
         assert_eq!(runs[0].experiment, None);
         assert_eq!(runs[0].name, None);
@@ -230,7 +229,7 @@ mod tests {
 
     #[test]
     fn a_matrix_is_every_combination_named_by_what_varies() {
-        let runs = plan_experiment(&request(&["a", "b"], &[3, 5], None));
+        let runs = plan_experiment(&request(&["a", "b"], &[3, 5], None), "trailgear").unwrap();
         let names: Vec<_> = runs.iter().map(|r| r.name.clone().unwrap_or_default()).collect();
         assert_eq!(names, ["trailgear a k=3", "trailgear a k=5", "trailgear b k=3", "trailgear b k=5"]);
         let experiment = runs[0].experiment.clone();
@@ -243,14 +242,37 @@ mod tests {
     #[test]
     fn remove_context_makes_two_arms_per_cell_and_judges_abstention() {
         let mut req = request(&["a"], &[], Some(ExperimentKind::RemoveContext));
-        req.target_given = false;
-        req.base.target = "answers".into();
-        let runs = plan_experiment(&req);
+        req.target = None;
+        let runs = plan_experiment(&req, "trailgear").unwrap();
         assert_eq!(runs.len(), 2);
         assert_eq!(runs[0].knowledge, Some(KnowledgeArm::InScope));
         assert_eq!(runs[1].knowledge, Some(KnowledgeArm::Removed));
         assert!(runs.iter().all(|r| r.target == "rag"));
         assert!(runs.iter().all(|r| r.judges.iter().any(|j| j == ABSTENTION_JUDGE)));
         assert_eq!(runs[1].name.as_deref(), Some("trailgear context-removed"));
+    }
+
+    #[test]
+    fn without_a_target_every_face_gets_the_default_target() {
+        let mut req = request(&[], &[], None);
+        req.target = None;
+        let runs = plan_experiment(&req, "trailgear").unwrap();
+        assert_eq!(runs[0].target, DEFAULT_TARGET);
+    }
+
+    #[test]
+    fn a_bad_metric_gate_or_top_k_is_refused_before_any_run_is_planned() {
+        let mut req = request(&[], &[], None);
+        req.base.metrics = vec!["token_f2".into()];
+        assert!(matches!(plan_experiment(&req, "t"), Err(RunError::Metrics(_))));
+        let mut req = request(&[], &[], None);
+        req.fail_under = vec!["nonsense=0.5".into()];
+        let message = plan_experiment(&req, "t").unwrap_err().to_string();
+        assert!(message.contains("unknown metric"), "{message}");
+        // A judge of the run may be gated.
+        req.fail_under = vec!["correct=0.5".into()];
+        assert!(plan_experiment(&req, "t").is_ok());
+        let req = request(&[], &[4, 0], None);
+        assert!(matches!(plan_experiment(&req, "t"), Err(RunError::Experiment(_))));
     }
 }

@@ -1,25 +1,37 @@
 //! The orchestrator: plan a run, execute it item by item with progress events and
-//! cancellation, commit each finished item, resume an interrupted run.
+//! cancellation, commit each finished item, resume an interrupted run. `run_experiment` is the
+//! front door both faces call; `stored_runs` and `calibration` are the other entries they use.
 //!
 //! Invariants: a run row exists before its first item; an item is committed only with all of
 //! its metrics; a resumed run must have the same config hash and dataset fingerprint, and only
 //! the questions not yet committed are asked again.
 
+mod calibration;
 mod execute;
 mod experiment;
+mod front_door;
+mod generation_store;
+mod index;
+mod judge_catalog;
 mod lease;
+mod pair_generator;
 mod pairwise;
 mod request;
+mod stored_runs;
 
-pub use crate::record::{now_rfc3339, KnowledgeArm, RunConfig};
 pub use execute::{execute, execute_judged, metric_selection, new_experiment_id, plan_resume, start_run, Progress, RunError};
-pub use crate::stats::{check_gates, parse_gate, Gate, GateFailure};
-pub use experiment::{knowledge_removals, plan_experiment, ExperimentKind, ExperimentRequest};
+pub use experiment::{knowledge_removals, plan_experiment, ExperimentKind, ExperimentRequest, DEFAULT_TARGET};
+pub use calibration::{judge_agreement, AgreementRequest, Calibration, CalibrationError, JudgeAgreement};
+pub use judge_catalog::{judge_catalog, judge_spec};
 pub use pairwise::{
-    pairwise_compare, pairwise_headline, pairwise_judge, pairwise_spec, pairwise_verdict, PairwiseError, PairwiseOutcome,
-    PairwiseProgress, PairwiseRequest, DEFAULT_PAIRWISE_JUDGE,
+    compare_pairwise, pairwise_compare, pairwise_headline, pairwise_judge, pairwise_spec, pairwise_verdict, PairwiseError,
+    PairwiseOrder, PairwiseOutcome, PairwiseProgress, PairwiseRequest, DEFAULT_PAIRWISE_JUDGE,
 };
+pub use index::build_index;
+pub use pair_generator::pair_generator;
+pub use stored_runs::{default_database, StoredRuns};
+pub use front_door::{run_experiment, ExperimentEvents, ExperimentOrder, ExperimentOutcome, Unwatched};
 pub use request::{
-    check_new_run, prepare_new_run, prepare_resume, CheckedRun, PreparedRun, ResumeRequest, RunRequest,
+    check_new_run, prepare_new_run, prepare_resume, rerank_config, CheckedRun, PreparedRun, ResumeRequest, RunRequest,
     DEFAULT_JUDGE_MODEL, DEFAULT_TOP_K,
 };

@@ -2,14 +2,18 @@
 //! Both validate everything before the store is written to.
 
 use super::execute::{metric_selection, plan_resume, start_run, RunError};
-use super::{KnowledgeArm, RunConfig};
-use crate::record::RerankConfig;
+use super::generation_store::hand_generation_store;
 use crate::dataset::Dataset;
-use crate::store::{RunRecord, Store};
-use crate::judge::{spec, Judging, JudgePanel, ServedJudgePanel};
-use crate::llm::{DeviceChoice, LanguageModel, Registry, ServerModel};
-use crate::retrieve::RetrievalMode;
+use crate::judge::{spec, JudgePanel, JudgeSpec, Judging, ServedJudgePanel};
+use crate::llm::device::DeviceChoice;
+use crate::llm::model::LanguageModel;
+use crate::llm::server::ServerModel;
+use crate::models::registry::Registry;
+use crate::record::RerankConfig;
+use crate::record::{KnowledgeArm, RunConfig};
 use crate::retrieve::IndexReport;
+use crate::retrieve::RetrievalMode;
+use crate::store::{RunRecord, Store};
 use crate::targets::{build_target, Target, TargetOptions};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -18,7 +22,7 @@ use std::sync::Arc;
 pub const DEFAULT_TOP_K: usize = 4;
 
 /// A new run's settings.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct RunRequest {
     /// `answers:FILE`, …
     pub target: String,
@@ -51,7 +55,7 @@ pub struct RunRequest {
 }
 
 /// Settings given again on resume; any that differ from the stored run make resume refuse.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ResumeRequest {
     /// Run id, unique prefix or name.
     pub run: String,
@@ -65,6 +69,15 @@ pub struct ResumeRequest {
     pub cancel: Option<Arc<AtomicBool>>,
     pub judges_dir: Option<PathBuf>,
     pub concurrency: Option<usize>,
+    /// `METRIC=VALUE` gates on the finished run's means (`--fail-under`).
+    pub fail_under: Vec<String>,
+}
+
+/// The second retrieval stage a face asks for: none without a model (a blank one counts as
+/// none), `retrieve::DEFAULT_RERANK_DEPTH` first-stage chunks when no depth is given.
+pub fn rerank_config(model: Option<String>, depth: Option<usize>) -> Option<RerankConfig> {
+    let model = model.filter(|m| !m.trim().is_empty())?;
+    Some(RerankConfig { model, depth: depth.unwrap_or(crate::retrieve::DEFAULT_RERANK_DEPTH).max(1) })
 }
 
 /// A run ready to execute.
@@ -81,32 +94,32 @@ pub struct PreparedRun {
 /// 135M–270M models cannot tell right from wrong).
 pub const DEFAULT_JUDGE_MODEL: &str = "qwen2.5-coder-1.5b-instruct";
 
-/// Load the named judges on their model: specs are validated before any model loads.
-/// Each named judge's spec hash (see [`RunConfig::judge_specs`]); specs are read, no model loads.
-fn judge_spec_hashes(
-    names: &[String],
-    dir: Option<&std::path::Path>,
-) -> Result<std::collections::BTreeMap<String, String>, RunError> {
+/// The named judges' specs, read and selected once per run: their hashes go into the config
+/// (see [`RunConfig::judge_specs`]) and the same specs make the panel.
+fn chosen_judges(names: &[String], dir: Option<&std::path::Path>) -> Result<Vec<JudgeSpec>, RunError> {
     if names.is_empty() {
-        return Ok(Default::default());
+        return Ok(Vec::new());
     }
-    let specs = spec::load_all(dir).map_err(|e| RunError::Judge(e.to_string()))?;
-    let chosen = spec::select(&specs, names).map_err(|e| RunError::Judge(e.to_string()))?;
-    Ok(chosen.iter().map(|s| (s.name.clone(), s.content_sha256())).collect())
+    // The same folder `judge_catalog` lists, so a face runs the judges it showed.
+    let specs = super::judge_catalog(dir).map_err(|e| RunError::Judge(e.to_string()))?;
+    spec::select(&specs, names).map_err(|e| RunError::Judge(e.to_string()))
 }
 
+fn spec_hashes(chosen: &[JudgeSpec]) -> std::collections::BTreeMap<String, String> {
+    chosen.iter().map(|s| (s.name.clone(), s.content_sha256())).collect()
+}
+
+/// The judges on their model (a served one when the registry names a server by that id);
+/// None when the run has no judges.
 fn judge_panel(
-    names: &[String],
+    chosen: Vec<JudgeSpec>,
     model: Option<&str>,
-    dir: Option<&std::path::Path>,
     device: DeviceChoice,
 ) -> Result<Option<(Box<dyn Judging>, String)>, RunError> {
-    if names.is_empty() {
+    if chosen.is_empty() {
         return Ok(None);
     }
     let judge_error = |e: String| RunError::Judge(e);
-    let specs = spec::load_all(dir).map_err(|e| judge_error(e.to_string()))?;
-    let chosen = spec::select(&specs, names).map_err(|e| judge_error(e.to_string()))?;
     let model_id = model.unwrap_or(DEFAULT_JUDGE_MODEL).to_string();
     let registry = Registry::load().map_err(|e| judge_error(e.to_string()))?;
     let panel: Box<dyn Judging> = match registry.server(&model_id) {
@@ -130,25 +143,14 @@ pub struct CheckedRun {
     target: Box<dyn Target>,
     index: Option<IndexReport>,
     judges: Option<Box<dyn Judging>>,
-    /// How the target was built, to build it again with the store's generation cache.
-    target_spec: String,
-    options: TargetOptions,
 }
 
 impl CheckedRun {
-    /// Create the run row; the run is then ready to execute.
+    /// Create the run row and hand the target the database's generation cache; the run is
+    /// then ready to execute.
     pub fn start(self, store: &Store, dataset: &Dataset) -> Result<PreparedRun, RunError> {
         let mut target = self.target;
-        if self.config.target.starts_with("rag") {
-            // The generation cache lives in the database, which did not have to exist while
-            // the request was checked. Building again is cheap: the model is loaded once per
-            // process and the index is reused from disk.
-            let options = TargetOptions {
-                generation_cache: Some(store.path().to_path_buf()),
-                ..self.options
-            };
-            target = build_target(&self.target_spec, dataset, &options)?.target;
-        }
+        hand_generation_store(target.as_mut(), store)?;
         let record = start_run(store, dataset, self.config, self.name, self.experiment)?;
         Ok(PreparedRun {
             record,
@@ -173,17 +175,13 @@ pub fn check_new_run(dataset: &Dataset, request: &RunRequest) -> Result<CheckedR
         max_tokens: request.max_tokens,
         device: request.device,
         cancel: request.cancel.clone(),
-        generation_cache: None,
         remove_golden_context: request.knowledge == Some(KnowledgeArm::Removed),
         concurrency: request.concurrency,
         rerank: request.rerank.clone(),
     };
-    let judges = judge_panel(
-        &request.judges,
-        request.judge_model.as_deref(),
-        request.judges_dir.as_deref(),
-        request.device,
-    )?;
+    let chosen = chosen_judges(&request.judges, request.judges_dir.as_deref())?;
+    let judge_specs = spec_hashes(&chosen);
+    let judges = judge_panel(chosen, request.judge_model.as_deref(), request.device)?;
     let built = build_target(&request.target, dataset, &options)?;
     let uses_retrieval = built.index.is_some();
     if request.knowledge.is_some() && !uses_retrieval {
@@ -211,7 +209,7 @@ pub fn check_new_run(dataset: &Dataset, request: &RunRequest) -> Result<CheckedR
         judge_model: judges.as_ref().map(|(_, id)| id.clone()),
         judge_scoring: judges.as_ref().and_then(|(panel, _)| panel.scoring()),
         judges: request.judges.clone(),
-        judge_specs: judge_spec_hashes(&request.judges, request.judges_dir.as_deref())?,
+        judge_specs,
         metrics,
         top_k,
         retrieval: uses_retrieval.then(|| retrieval.as_str().to_string()),
@@ -229,8 +227,6 @@ pub fn check_new_run(dataset: &Dataset, request: &RunRequest) -> Result<CheckedR
         target: built.target,
         index: built.index,
         judges: judges.map(|(panel, _)| panel),
-        target_spec: request.target.clone(),
-        options,
     })
 }
 
@@ -265,12 +261,12 @@ pub fn prepare_resume(
         max_tokens: record.config.max_tokens,
         device: request.device,
         cancel: request.cancel.clone(),
-        generation_cache: Some(store.path().to_path_buf()),
         remove_golden_context: record.config.knowledge == Some(KnowledgeArm::Removed),
         concurrency: request.concurrency,
         rerank: record.config.rerank.clone(),
     };
-    let built = build_target(&spec, dataset, &options)?;
+    let mut built = build_target(&spec, dataset, &options)?;
+    hand_generation_store(built.target.as_mut(), store)?;
     let mut config = record.config.clone();
     config.target = built.target.describe();
     config.answers_sha256 = built.input_sha256;
@@ -280,17 +276,13 @@ pub fn prepare_resume(
     config.top_k = request.top_k.unwrap_or(config.top_k);
     config.seed = request.seed.unwrap_or(config.seed);
     config.limit = request.limit.or(config.limit);
+    let chosen = chosen_judges(&config.judges, request.judges_dir.as_deref())?;
     // Runs stored before spec hashes were kept cannot be checked; every later one is.
     if !record.config.judge_specs.is_empty() {
-        config.judge_specs = judge_spec_hashes(&config.judges, request.judges_dir.as_deref())?;
+        config.judge_specs = spec_hashes(&chosen);
     }
     plan_resume(&record, dataset, &config, store.failed_item_count(&record.id)?)?;
-    let judges = judge_panel(
-        &config.judges,
-        config.judge_model.as_deref(),
-        request.judges_dir.as_deref(),
-        request.device,
-    )?;
+    let judges = judge_panel(chosen, config.judge_model.as_deref(), request.device)?;
     Ok(PreparedRun {
         record,
         target: built.target,

@@ -2,40 +2,19 @@
 //! parameters (seed included) always give the same text, so a matrix run, a rerun or a second
 //! judge model reuses a stored generation instead of recomputing it (DESIGN.md, Storage).
 //!
+//! Keys are computed by whoever generates (`targets::generation_key`); the store keeps rows.
 //! The cache has its own connection to the run database: targets live on worker threads apart
-//! from the `Store` that commits items, and WAL lets both work on one file.
+//! from the `Store` that commits items, and WAL lets both work on one file. The run opens it
+//! and hands it to the target, which never opens a database itself.
 
 use super::{schema, StoreError};
-use crate::llm::GenerationParams;
+use crate::record::CachedGeneration;
 use rusqlite::{params, Connection, OptionalExtension};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-
-/// A stored generation: what the model wrote and what it cost the first time.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CachedGeneration {
-    pub text: String,
-    pub prompt_tokens: u32,
-    pub completion_tokens: u32,
-    /// Generation time when it was computed.
-    pub latency_ms: u64,
-}
 
 pub struct GenerationCache {
     conn: Connection,
     path: PathBuf,
-}
-
-/// The cache key: sha256 over the model's sha256, the prompt and the parameters, each
-/// length-prefixed so no two different inputs can run together into one byte string.
-pub fn generation_key(model_sha256: &str, prompt: &str, params: &GenerationParams) -> String {
-    let params_json = serde_json::to_string(params).unwrap_or_default();
-    let mut hasher = Sha256::new();
-    for part in [model_sha256, prompt, params_json.as_str()] {
-        hasher.update((part.len() as u64).to_le_bytes());
-        hasher.update(part.as_bytes());
-    }
-    hex::encode(hasher.finalize())
 }
 
 impl GenerationCache {
@@ -106,28 +85,19 @@ mod tests {
     use crate::store::Store;
 
     #[test]
-    fn a_generation_is_found_only_under_its_exact_inputs() {
+    fn a_generation_is_found_only_under_its_own_key() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("runs.sqlite");
         Store::open(&db).unwrap();
         let cache = GenerationCache::open(&db).unwrap();
-        let params = GenerationParams { max_tokens: 40, seed: 1, ..GenerationParams::default() };
-        let key = generation_key("abc", "prompt", &params);
-        assert_eq!(cache.get(&key).unwrap(), None);
+        assert_eq!(cache.get("k1").unwrap(), None);
         let stored = CachedGeneration { text: "Five seconds.".into(), prompt_tokens: 12, completion_tokens: 4, latency_ms: 80 };
-        cache.put(&key, "abc", &stored).unwrap();
-        assert_eq!(cache.get(&key).unwrap(), Some(stored));
-        // Any change of model, prompt, seed or budget is another generation.
-        let other_seed = GenerationParams { seed: 2, ..params.clone() };
-        for other in [
-            generation_key("abd", "prompt", &params),
-            generation_key("abc", "prompt ", &params),
-            generation_key("abc", "prompt", &other_seed),
-        ] {
-            assert_ne!(other, key);
-            assert_eq!(cache.get(&other).unwrap(), None);
-        }
-        // Length prefixes: moving text between fields changes the key.
-        assert_ne!(generation_key("ab", "cprompt", &params), generation_key("abc", "prompt", &params));
+        cache.put("k1", "abc", &stored).unwrap();
+        assert_eq!(cache.get("k1").unwrap(), Some(stored.clone()));
+        assert_eq!(cache.get("k2").unwrap(), None);
+        // The first generation stored under a key stays.
+        let other = CachedGeneration { text: "Ten.".into(), ..stored.clone() };
+        cache.put("k1", "abc", &other).unwrap();
+        assert_eq!(cache.get("k1").unwrap(), Some(stored));
     }
 }

@@ -10,10 +10,9 @@ mod generation_cache;
 mod pairwise;
 mod schema;
 
-pub use generation_cache::{generation_key, CachedGeneration, GenerationCache};
+pub use generation_cache::GenerationCache;
 pub use pairwise::{swap_runs, PairwiseKey, StoredPairwise};
 pub use crate::record::{ItemRecord, RunRecord, RunStatus};
-
 use crate::dataset::Question;
 use crate::record::{Answer, RunConfig, Verdict};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};

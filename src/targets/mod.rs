@@ -6,6 +6,7 @@
 //! the same `Answer`, so metrics, judges, the store and reports never care which one ran.
 
 mod answers;
+mod generation_store;
 mod http;
 mod http_spec;
 mod rag;
@@ -14,11 +15,12 @@ mod sources;
 mod spec;
 
 pub use answers::{load_answers_file, AnswersFileTarget, ReplayedAnswer};
+pub use generation_store::{generation_key, GenerationStore};
 pub use http::HttpTarget;
 pub use http_spec::{HttpSpecError, HttpTargetSpec};
 pub use sources::{answer_text, answer_with_sources, SOURCES_CUE};
 pub use retrieve::{golden_chunks, RetrieveSetup, RetrieveTarget};
-pub use rag::{cited_ids, RagCache, RagPrompt, RagPromptError, RagTarget, DEFAULT_RAG_PROMPT};
+pub use rag::{cited_ids, RagPrompt, RagPromptError, RagTarget, DEFAULT_RAG_PROMPT};
 pub use spec::{
     build_reranker, build_target, BuiltTarget, TargetOptions, TargetSpecError, DEFAULT_GENERATOR,
     EMBEDDING_MODEL_ID,
@@ -48,4 +50,11 @@ pub trait Target {
     fn answer_batch(&mut self, questions: &[&Question]) -> Vec<Result<Answer, TargetError>> {
         questions.iter().map(|q| self.answer(q)).collect()
     }
+    /// True for a target that generates and looks its generations up in a store first (rag).
+    fn keeps_generations(&self) -> bool {
+        false
+    }
+    /// Take the run's generation store (see [`GenerationStore`]); ignored by targets that do
+    /// not generate.
+    fn use_generation_store(&mut self, _store: Box<dyn GenerationStore>) {}
 }

@@ -9,9 +9,14 @@
 use super::sources::{answer_text, answer_with_sources, SOURCES_CUE};
 use super::{Answer, RetrieveTarget, Target, TargetError};
 use crate::dataset::Question;
+use crate::llm::chat_template::ChatMessage;
+use crate::llm::generate::{FinishReason, GenerationParams};
+use crate::llm::model::LanguageModel;
+use crate::llm::prompt_text::untrusted;
 use crate::llm::prompt_text::without_chat_markers;
-use crate::llm::{untrusted, ChatMessage, FinishReason, GenerationParams, LanguageModel, ServerModel};
-use crate::store::{generation_key, CachedGeneration, GenerationCache};
+use crate::llm::server::ServerModel;
+use super::generation_store::{generation_key, GenerationStore};
+use crate::record::CachedGeneration;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -129,8 +134,12 @@ struct AnswerWriter {
     generator: Generator,
     params: GenerationParams,
     cancel: Option<Arc<AtomicBool>>,
-    /// A database connection is used by one thread at a time.
-    cache: Option<std::sync::Mutex<RagCache>>,
+    /// What keys this generator's generations: the model file's sha256, or `server:` and the
+    /// served model's name (empty: nothing to key by, so nothing is cached).
+    model_key: String,
+    /// The run's generation store once handed over; a database connection is used by one
+    /// thread at a time.
+    cache: Option<std::sync::Mutex<Box<dyn GenerationStore>>>,
 }
 
 /// What writes the answers: the in-process runtime, or a model an inference server serves.
@@ -146,13 +155,6 @@ impl Generator {
             Generator::Server(s) => &s.spec.id,
         }
     }
-}
-
-/// Where earlier generations are looked up, and what keys them: the model file's sha256, or
-/// `server:` and the served model's name.
-pub struct RagCache {
-    pub generations: GenerationCache,
-    pub model_sha256: String,
 }
 
 /// A question's retrieval done and prompt written, ready to generate.
@@ -173,7 +175,7 @@ impl RagTarget {
         prompt: RagPrompt,
         params: GenerationParams,
         cancel: Option<Arc<AtomicBool>>,
-        cache: Option<RagCache>,
+        model_key: String,
         concurrency: usize,
     ) -> Self {
         RagTarget {
@@ -183,7 +185,8 @@ impl RagTarget {
                 generator,
                 params,
                 cancel,
-                cache: cache.map(std::sync::Mutex::new),
+                model_key,
+                cache: None,
             },
             concurrency: concurrency.max(1),
         }
@@ -207,7 +210,7 @@ impl RagTarget {
 impl AnswerWriter {
     fn generate(&self, prepared: Prepared) -> Result<Answer, TargetError> {
         let Prepared { retrieved, user, started } = prepared;
-        let failed = |e: crate::llm::LlmError| TargetError::Failed(e.to_string());
+        let failed = |e: crate::llm::error::LlmError| TargetError::Failed(e.to_string());
         // The text the cache keys: the whole prompt for the local runtime (its chat template
         // included), the user message for a server (which applies its own).
         let prompt = match &self.generator {
@@ -215,15 +218,15 @@ impl AnswerWriter {
             Generator::Server(_) => user.clone(),
         };
         let shown: Vec<&str> = retrieved.iter().map(|c| c.chunk_id.as_str()).collect();
-        let cache_error = |e: crate::store::StoreError| TargetError::Failed(format!("generation cache: {e}"));
+        let cache_error = |e: String| TargetError::Failed(format!("generation cache: {e}"));
         let poisoned = || TargetError::Failed("generation cache: poisoned by a panic".into());
         let cache = self.cache.as_ref().map(|c| c.lock().map_err(|_| poisoned())).transpose()?;
         // The cue in the key: answers stored before the sources step are not served.
         let key = cache
             .as_ref()
-            .map(|c| generation_key(&c.model_sha256, &format!("{prompt}{SOURCES_CUE}"), &self.params));
+            .map(|_| generation_key(&self.model_key, &format!("{prompt}{SOURCES_CUE}"), &self.params));
         if let (Some(cache), Some(key)) = (&cache, &key) {
-            if let Some(hit) = cache.generations.get(key).map_err(cache_error)? {
+            if let Some(hit) = cache.get(key).map_err(cache_error)? {
                 return Ok(Answer {
                     citations: cited_ids(&hit.text, &shown),
                     text: answer_text(&hit.text).to_string(),
@@ -263,7 +266,7 @@ impl AnswerWriter {
                     completion_tokens: written.completion_tokens,
                     latency_ms,
                 };
-                cache.generations.put(key, &cache.model_sha256, &stored).map_err(cache_error)?;
+                cache.put(key, &self.model_key, &stored).map_err(cache_error)?;
             }
         }
         Ok(Answer {
@@ -280,7 +283,7 @@ impl AnswerWriter {
 
     /// A served model's answer, then its sources as a second turn; the text has the same
     /// shape as the local runtime's (answer, `SOURCES_CUE`, the list).
-    fn server_answer(&self, server: &ServerModel, user: &str, shown: usize) -> Result<Written, crate::llm::LlmError> {
+    fn server_answer(&self, server: &ServerModel, user: &str, shown: usize) -> Result<Written, crate::llm::error::LlmError> {
         let cancel = self.cancel.as_deref();
         let messages = [ChatMessage::user(user.to_string())];
         let answer = server.chat(&messages, &self.params, cancel)?;
@@ -335,6 +338,16 @@ impl Target for RagTarget {
     fn answer(&mut self, question: &Question) -> Result<Answer, TargetError> {
         let prepared = self.prepare(question)?;
         self.writer.generate(prepared)
+    }
+
+    fn keeps_generations(&self) -> bool {
+        !self.writer.model_key.is_empty()
+    }
+
+    fn use_generation_store(&mut self, store: Box<dyn GenerationStore>) {
+        if self.keeps_generations() {
+            self.writer.cache = Some(std::sync::Mutex::new(store));
+        }
     }
 
     fn concurrency(&self) -> usize {

@@ -5,10 +5,15 @@
 //! the prompt template, the model file) is fingerprinted into the run config, so a resumed run
 //! or a cached generation can never silently mix inputs.
 
-use super::rag::{Generator, RagCache, RagPrompt, RagPromptError, RagTarget};
+use super::rag::{Generator, RagPrompt, RagPromptError, RagTarget};
 use super::{load_answers_file, AnswersFileTarget, HttpTarget, HttpTargetSpec, RetrieveTarget, Target};
 use crate::dataset::{Dataset, DatasetError};
-use crate::llm::{DeviceChoice, GenerationParams, LanguageModel, LlmError, Registry, ServerModel};
+use crate::llm::device::DeviceChoice;
+use crate::llm::error::LlmError;
+use crate::llm::generate::GenerationParams;
+use crate::llm::model::LanguageModel;
+use crate::llm::server::ServerModel;
+use crate::models::registry::Registry;
 use crate::record::RerankConfig;
 use crate::retrieve::{IndexReport, IndexSettings, RerankModel, Reranker, RetrievalMode, RetrieveError};
 use sha2::{Digest, Sha256};
@@ -40,9 +45,9 @@ pub enum TargetSpecError {
     #[error(transparent)]
     Model(#[from] LlmError),
     #[error(transparent)]
-    Prompt(#[from] RagPromptError),
+    ModelFiles(#[from] crate::models::error::ModelsError),
     #[error(transparent)]
-    Store(#[from] crate::store::StoreError),
+    Prompt(#[from] RagPromptError),
 }
 
 /// Settings the retrieval and generation targets need.
@@ -60,8 +65,6 @@ pub struct TargetOptions {
     pub device: DeviceChoice,
     /// Raised to stop generation between tokens.
     pub cancel: Option<Arc<AtomicBool>>,
-    /// The run database, whose generation cache serves repeated generations (rag).
-    pub generation_cache: Option<PathBuf>,
     /// Retrieve without the chunks that hold each question's golden context.
     pub remove_golden_context: bool,
     /// Requests in flight at once (http, or a served generator); None: the target file's
@@ -149,8 +152,11 @@ pub fn build_target(
             // verified the file against it before loading), or the served model's name.
             let (generator, model_key, fingerprint) = match registry.server(&model_id) {
                 Some(server) => {
-                    let key = format!("server:{}", server.model);
-                    (Generator::Server(Arc::new(ServerModel::new(server.clone()))), key.clone(), key)
+                    // Keyed by where it is served and what the server reports about its
+                    // model, never by the name alone: llama-server calls every model `model`.
+                    let served = ServerModel::new(server.clone());
+                    let key = format!("server:{}", hex::encode(Sha256::digest(served.identity().as_bytes())));
+                    (Generator::Server(Arc::new(served)), key.clone(), key)
                 }
                 None => {
                     let model = LanguageModel::by_id(&registry, &model_id, options.device)?;
@@ -163,13 +169,6 @@ pub fn build_target(
                     let path = model.path.to_string_lossy().into_owned();
                     (Generator::Local(model), sha, path)
                 }
-            };
-            let cache = match &options.generation_cache {
-                Some(db) if !model_key.is_empty() => Some(RagCache {
-                    generations: crate::store::GenerationCache::open(db)?,
-                    model_sha256: model_key,
-                }),
-                _ => None,
             };
             let (retriever, index, rerank_fingerprint) = retriever(dataset, options)?;
             let params = GenerationParams {
@@ -190,7 +189,7 @@ pub fn build_target(
                     prompt,
                     params,
                     options.cancel.clone(),
-                    cache,
+                    model_key,
                     options.concurrency.unwrap_or(1),
                 )),
                 input_sha256: Some(hex::encode(hasher.finalize())),

@@ -159,12 +159,26 @@ export type PullProgress =
   | { kind: "installed"; id: string; path: string }
   | { kind: "failed"; id: string; message: string };
 
+/** A judge against human labels, as the core computes it (`assay agree`). */
+export interface Agreement {
+  judge: string; outcomes: string[]; n: number; unscored: number; accuracy: number;
+  kappa: number | null; spearman: number | null; score_spearman: number | null; length_spearman: number | null;
+  length_biased: boolean; confusion: number[][];
+}
+/** Thresholds fitted on the labels, the agreement before and after, and the spec copy written. */
+export interface Calibration {
+  judge: string; labels: number; thresholds: number[]; before: Agreement; after: Agreement | null; written: string | null;
+}
+export interface JudgeAgreement { agreements: Agreement[]; calibrations: Calibration[] }
+
 export const api = {
   listModels: () => invoke<ModelsView>("list_models"),
   pullModel: (id: string) => invoke<void>("pull_model", { id }),
   addModel: (path: string) => invoke<string>("add_model", { path }),
   scanModels: () => invoke<ScannedModel[]>("scan_models"),
   listJudges: () => invoke<JudgesView>("list_judges"),
+  calibrateJudges: (runs: string[], labels: string[], calibrate: boolean) =>
+    invoke<JudgeAgreement>("calibrate_judges", { runs, labels, labelsAs: null, calibrate }),
   dbPath: () => invoke<string>("db_path"),
   listRuns: () => invoke<RunRecord[]>("list_runs"),
   runView: (run: string) => invoke<RunView>("run_view", { run }),

@@ -1,11 +1,10 @@
 //! `assay runs | show | export | import`: reading runs back and bringing datasets in.
 
-use crate::print::{print_item_findings, print_run_summary};
-use crate::stored_runs::reports_with_gates;
-use crate::{terminal, DbArg};
 use assay::dataset::{import_csv, import_eshop, CsvColumns};
-use assay::report::{load_report, to_json, write_report, ReportFormat, ReportOptions};
-use assay::store::Store;
+use assay::report::{to_json, write_report, ReportFormat, ReportOptions};
+use assay::run::StoredRuns;
+use crate::print::{print_item_findings, print_run_summary};
+use crate::{terminal, DbArg};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Subcommand)]
@@ -53,7 +52,7 @@ const HEADLINE_METRICS: &[&str] = &[
 ];
 
 pub fn runs(json: bool, db: &DbArg) -> anyhow::Result<()> {
-    let store = Store::open_existing(&db.path()?)?;
+    let store = StoredRuns::open_existing(&db.path()?)?;
     let runs = store.runs()?;
     if json {
         println!("{}", serde_json::to_string_pretty(&runs)?);
@@ -81,7 +80,7 @@ pub fn runs(json: bool, db: &DbArg) -> anyhow::Result<()> {
             println!("experiment {}:", run.experiment.as_deref().unwrap_or_default());
         }
         last_experiment = run.experiment.clone();
-        let report = load_report(&store, run)?;
+        let report = store.report_of(run)?;
         let run = &report.run;
         let target = match &run.config.model {
             Some(model) => format!("{} {model}", run.config.target),
@@ -108,9 +107,7 @@ pub fn runs(json: bool, db: &DbArg) -> anyhow::Result<()> {
 }
 
 pub fn show(reference: &str, json: bool, db: &DbArg) -> anyhow::Result<()> {
-    let store = Store::open_existing(&db.path()?)?;
-    let run = store.find_run(reference)?;
-    let report = load_report(&store, run)?;
+    let report = StoredRuns::open_existing(&db.path()?)?.report(reference)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&to_json(std::slice::from_ref(&report)))?);
         return Ok(());
@@ -165,11 +162,8 @@ pub fn export(
     fail_under: &[String],
     db: &DbArg,
 ) -> anyhow::Result<()> {
-    let (reports, gates) = reports_with_gates(references, fail_under, db)?;
-    let options = ReportOptions {
-        gates,
-        seed: reports.first().map(|r| r.run.config.seed).unwrap_or(0),
-    };
+    let reports = StoredRuns::open_existing(&db.path()?)?.reports(references)?;
+    let options = ReportOptions::for_runs(&reports, fail_under)?;
     write_report(&reports, format, &options, output)?;
     eprintln!("wrote {}", output.display());
     Ok(())

@@ -2,14 +2,13 @@
 //! (kept only when their quote is verbatim in the manual and supports the answer), and
 //! `--review` them one by one before they join the dataset.
 
-use crate::terminal;
 use assay::dataset::{load_dataset, Question};
+use crate::terminal;
 use assay::generate::{
     apply_review, generate_pairs, pending_pairs, write_pending, GenerateProgress, GenerateRequest,
-    GenerationReport, ReviewDecision, SUPPORT_JUDGE,
+    GenerationReport, ReviewDecision,
 };
-use assay::judge::{spec, JudgePanel};
-use assay::llm::{LanguageModel, Registry};
+use assay::run::pair_generator;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,7 +34,7 @@ pub struct GenerateArgs {
     docs: Vec<String>,
     /// cpu, or cuda / metal in builds with those features.
     #[arg(long, default_value = "cpu")]
-    device: assay::llm::DeviceChoice,
+    device: assay::llm::device::DeviceChoice,
     /// Folder of user judge specs (a `faithfulness` there replaces the built-in check).
     #[arg(long, env = "ASSAY_JUDGES_DIR")]
     judges_dir: Option<PathBuf>,
@@ -56,19 +55,9 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<i32> {
     if args.per_doc == 0 {
         anyhow::bail!("--per-doc must be at least 1");
     }
-    let registry = Registry::load()?;
-    let model_id = args.model.clone().unwrap_or_else(|| assay::targets::DEFAULT_GENERATOR.to_string());
-    let model = LanguageModel::by_id(&registry, &model_id, args.device)?;
-    // The support check is a judgement: by default the judge model runs it (DESIGN.md: models
-    // under 1B cannot tell supported from unsupported). Loaded once when it is the generator.
-    let judge_id = args.judge_model.clone().unwrap_or_else(|| assay::run::DEFAULT_JUDGE_MODEL.to_string());
-    let checker_model = if judge_id == model_id {
-        Arc::clone(&model)
-    } else {
-        LanguageModel::by_id(&registry, &judge_id, args.device)?
-    };
-    let specs = spec::load_all(args.judges_dir.as_deref())?;
-    let mut checker = JudgePanel::new(spec::select(&specs, &[SUPPORT_JUDGE.to_string()])?, checker_model)?;
+    // The generator and the support check (a judgement: the judge model by default).
+    let (model, mut checker) =
+        pair_generator(args.model.as_deref(), args.judge_model.as_deref(), args.judges_dir.as_deref(), args.device)?;
 
     let cancel = Arc::new(AtomicBool::new(false));
     {

@@ -12,7 +12,6 @@ mod commands_run;
 mod commands_text;
 mod models;
 mod print;
-mod stored_runs;
 mod terminal;
 
 use clap::{Parser, Subcommand};
@@ -141,9 +140,9 @@ enum Command {
         /// registry id or a served model) with their cost per question.
         #[arg(long, value_name = "MODEL")]
         rerank: Option<String>,
-        /// First-stage chunks the reranker rescores.
-        #[arg(long, default_value_t = assay::retrieve::DEFAULT_RERANK_DEPTH)]
-        rerank_depth: usize,
+        /// First-stage chunks the reranker rescores (default 20).
+        #[arg(long)]
+        rerank_depth: Option<usize>,
         /// Retrieval quality over the first N questions only (reranking on CPU is slow).
         #[arg(long, value_name = "N")]
         questions: Option<usize>,
@@ -209,7 +208,7 @@ impl DbArg {
         if let Some(path) = &self.db {
             return Ok(path.clone());
         }
-        assay::store::default_db_path().ok_or_else(|| anyhow::anyhow!("no home directory; pass --db PATH"))
+        assay::run::default_database().ok_or_else(|| anyhow::anyhow!("no home directory; pass --db PATH"))
     }
 }
 
@@ -234,7 +233,11 @@ fn main() {
                 // pdf-extract warns once per odd glyph (hundreds of lines for one InDesign
                 // report) about nothing a user can act on; unreadable documents and pages
                 // reach the user as Assay's own warnings.
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,pdf_extract=error")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,pdf_extract=error"))
+                // ureq's debug lines hold whole requests (every header but Authorization and
+                // Cookie, and URLs with their query): secrets the HTTP target sends. Never below
+                // warn, whatever ASSAY_LOG says.
+                .add_directive("ureq=warn".parse().expect("a fixed directive")),
         )
         .with_writer(std::io::stderr)
         .init();
@@ -307,15 +310,15 @@ fn main() {
                 judge: !skip_judge,
             };
             let retrieval = commands_index_bench::RetrievalBenchArgs {
-                rerank: rerank.map(|model| assay::record::RerankConfig { model, depth: rerank_depth.max(1) }),
+                rerank: assay::run::rerank_config(rerank, rerank_depth),
                 questions,
             };
             commands_index_bench::bench(&dataset, models, parts, retrieval, judge, json).map(|_| 0)
         }
         Command::Judges(command) => commands_judge::run(command),
         Command::Agree { runs, labels, json, labels_as, calibrate, judges_dir, db } => db.path().and_then(|db| {
-            let options = commands_judge::AgreeOptions { json, labels_as, calibrate };
-            commands_judge::agree(&runs, &labels, options, judges_dir, &db)
+            let request = assay::run::AgreementRequest { runs, labels, labels_as, calibrate, judges_dir };
+            commands_judge::agree(&request, json, &db)
         }),
         Command::Models(command) => models::run(command),
     };

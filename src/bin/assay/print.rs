@@ -2,10 +2,10 @@
 //! Every figure comes from the core; this module only lays it out, and passes model and
 //! dataset text through `terminal` so it cannot drive the terminal.
 
-use crate::terminal;
-use assay::compare::{format_p, Comparison, GroupBy, GroupDiff, KnowledgeRemoval, LeaderboardRow};
+use assay::compare::{format_p, Comparison, ExperimentComparison, GroupBy, GroupDiff, KnowledgeRemoval, LeaderboardRow};
 use assay::record::{ItemRecord, StatementCheck};
 use assay::report::{flagged_lines, judged_statements, RunReport};
+use crate::terminal;
 
 /// Both abstention rates of a knowledge-removal pair of runs and their difference.
 pub fn print_knowledge_removal(k: &KnowledgeRemoval, in_scope: &str, removed: &str) {
@@ -98,7 +98,7 @@ pub fn print_run_summary(report: &RunReport) {
 /// the difference, its p and the verdict in words, or what difference these questions could
 /// have detected), then every metric: the primary, then the secondary ones with raw and
 /// Holm-adjusted p.
-pub fn print_comparison(c: &Comparison) {
+fn print_comparison(c: &Comparison) {
     println!(
         "A = {} ({})   B = {} ({})",
         terminal::line(&c.name_a, 40),
@@ -159,8 +159,20 @@ pub fn print_comparison(c: &Comparison) {
     println!();
 }
 
+/// An experiment's comparison as the library assembled it: the leaderboard, then every later
+/// run against the first, each with its breakdown when `with_breakdown` (and there is one).
+pub fn print_experiment(experiment: &ExperimentComparison, with_breakdown: bool) {
+    print_leaderboard(&experiment.primary, &experiment.leaderboard);
+    for (comparison, groups) in experiment.comparisons.iter().zip(&experiment.breakdowns) {
+        print_comparison(comparison);
+        if let (true, Some(by)) = (with_breakdown, experiment.grouped_by) {
+            print_breakdown(comparison, by, groups);
+        }
+    }
+}
+
 /// The runs of an experiment ranked on the primary metric (ties where intervals overlap).
-pub fn print_leaderboard(metric: &str, rows: &[LeaderboardRow]) {
+fn print_leaderboard(metric: &str, rows: &[LeaderboardRow]) {
     println!("leaderboard on {} (primary metric; runs whose intervals overlap share a rank):", terminal::line(metric, 30));
     for row in rows {
         println!(
@@ -178,7 +190,7 @@ pub fn print_leaderboard(metric: &str, rows: &[LeaderboardRow]) {
 }
 
 /// The primary metric's difference per tag or document (exploratory).
-pub fn print_breakdown(c: &Comparison, by: GroupBy, rows: &[GroupDiff]) {
+fn print_breakdown(c: &Comparison, by: GroupBy, rows: &[GroupDiff]) {
     let metric = c.primary.as_deref().unwrap_or("the primary metric");
     let what = match by {
         GroupBy::Tag => "tag",

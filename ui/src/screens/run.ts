@@ -1,7 +1,8 @@
 // One run: summary cards, the report's charts, and the per-question table with a drill-down
 // panel (question, reference, answer with citations, retrieved chunks, verdicts, the statements a
 // statement judge checked); flagged items carry a badge and are counted in the cards.
-import { api, errorText, RunItem, JsonRun, RunView, JudgedStatements } from "../api";
+import { api, errorText, RunItem, JsonRun, RunView, JudgedStatements, JudgeAgreement } from "../api";
+import { open } from "@tauri-apps/plugin-dialog";
 import { h, append, clear, svg } from "../dom";
 import { fixed, interval, ms, when } from "../format";
 import { go } from "../router";
@@ -45,6 +46,48 @@ export async function renderRun(area: HTMLElement, runId: string): Promise<void>
       h("section", { class: "charts grid" }, ...view.histograms.map(svg))),
     questions(run, view.statements ?? {}),
   );
+  if (run.config.judges?.length) append(area, calibration(run.id));
+}
+
+/** The run's judges against a human labels file, and thresholds fitted on it (`assay agree --calibrate`). */
+function calibration(runId: string): HTMLElement {
+  const result = h("div", { id: "calibration-result" });
+  const section = h("details", { class: "charts-block", id: "calibration" },
+    h("summary", {}, "Judges against human labels"),
+    h("p", { class: "muted" }, "A JSON Lines file of {\"id\", \"judge\", \"label\"} per question. Calibrating fits score thresholds on it and saves calibrated copies of the judges for later runs."),
+    h("button", {
+      id: "calibrate-judges",
+      onclick: async () => {
+        const labels = await open({ title: "Human labels", filters: [{ name: "JSON Lines", extensions: ["jsonl"] }] });
+        if (typeof labels !== "string") return;
+        clear(result);
+        try {
+          append(result, calibrationTable(await api.calibrateJudges([runId], [labels], true)));
+        } catch (e) {
+          append(result, h("p", { class: "error" }, errorText(e)));
+        }
+      },
+    }, "Calibrate with labels…"),
+    result);
+  return section;
+}
+
+function calibrationTable(outcome: JudgeAgreement): HTMLElement {
+  const rows = outcome.calibrations.map((c) => h("tr", {},
+    h("td", {}, c.judge), h("td", {}, String(c.labels)), h("td", {}, c.thresholds.map((t) => fixed(t)).join(", ")),
+    h("td", {}, `${fixed(c.before.accuracy)} → ${fixed(c.after?.accuracy)}`),
+    h("td", {}, `${fixed(c.before.kappa)} → ${fixed(c.after?.kappa)}`),
+    h("td", {}, c.written ?? "—")));
+  const agreed = outcome.agreements.map((a) => h("tr", {},
+    h("td", {}, a.judge), h("td", {}, String(a.n)), h("td", {}, fixed(a.accuracy)), h("td", {}, fixed(a.kappa))));
+  return h("div", {},
+    h("table", { class: "data" }, h("thead", {}, h("tr", {}, ...["judge", "labels", "accuracy", "kappa"].map((c) => h("th", {}, c)))),
+      h("tbody", {}, ...agreed)),
+    outcome.calibrations.length
+      ? h("table", { class: "data", id: "calibrations" },
+        h("thead", {}, h("tr", {}, ...["judge", "labels", "thresholds", "accuracy", "kappa", "calibrated copy"].map((c) => h("th", {}, c)))),
+        h("tbody", {}, ...rows))
+      : h("p", { class: "muted" }, "The labels do not fall on both sides of any threshold: nothing to calibrate."));
 }
 
 function cards(view: RunView): HTMLElement {

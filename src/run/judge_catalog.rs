@@ -1,0 +1,19 @@
+//! The judges a run may name, as both faces list and show them: the built-ins plus the user's
+//! judges folder (`--judges-dir`, `$ASSAY_JUDGES_DIR`, else the default folder).
+
+use crate::judge::spec::{default_judges_dir, load_all, select};
+use crate::judge::{JudgeSpec, SpecError};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Every judge by name; a user spec replaces the built-in of the same name.
+pub fn judge_catalog(dir: Option<&Path>) -> Result<BTreeMap<String, JudgeSpec>, SpecError> {
+    let default_dir = default_judges_dir();
+    load_all(dir.or(default_dir.as_deref()))
+}
+
+/// One judge by name; an unknown name is an error listing the known ones.
+pub fn judge_spec(name: &str, dir: Option<&Path>) -> Result<JudgeSpec, SpecError> {
+    let specs = judge_catalog(dir)?;
+    Ok(select(&specs, &[name.to_string()])?.remove(0))
+}
