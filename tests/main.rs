@@ -59,3 +59,4 @@ mod retrieve_index;
 mod retrieve_rerank;
 mod retrieve_trailgear;
 mod server_models;
+mod template_memory;
