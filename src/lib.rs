@@ -4,6 +4,7 @@
 //! which produces answers; metrics and judges score them; the store keeps every run; compare and
 //! report read runs back. The CLI (`src/bin/assay`) and the desktop app call these functions.
 
+pub mod bench;
 pub mod bounded_template;
 pub mod compare;
 pub mod corpus;
@@ -12,6 +13,7 @@ pub mod generate;
 pub mod judge;
 pub mod llm;
 pub mod metrics;
+pub mod models;
 pub mod record;
 pub mod report;
 pub mod retrieve;

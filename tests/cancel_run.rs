@@ -2,10 +2,10 @@
 //! stops a running `assay run` promptly with status `cancelled`, keeps what was committed, and
 //! `--resume` completes the run.
 
-use crate::llm_common;
-
-use assay::llm::{ChatMessage, FinishReason, GenerationParams};
+use assay::llm::chat_template::ChatMessage;
+use assay::llm::generate::{FinishReason, GenerationParams};
 use crate::common::{assay_command, dataset_copy, ok, smollm2_installed};
+use crate::llm_common;
 use rusqlite::Connection;
 use std::collections::BTreeMap;
 use std::path::Path;

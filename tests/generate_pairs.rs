@@ -3,15 +3,14 @@
 //! rejected), what a run writes and reports, a document too short to use, and the review
 //! that moves accepted pairs into the dataset.
 
-use crate::llm_common;
-
 use assay::corpus::{chunk_document, read_document, Chunk};
 use assay::dataset::{load_dataset, Question};
+use crate::llm_common;
 use assay::generate::{
     apply_review, check_candidate, pending_pairs, RawPair, Rejection, ReviewDecision, GENERATED_FILE, SUPPORT_JUDGE,
 };
-use assay::judge::spec::{load_all, select};
 use assay::judge::JudgePanel;
+use assay::judge::spec::{load_all, select};
 use assay::retrieve::IndexSettings;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

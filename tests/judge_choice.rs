@@ -1,12 +1,11 @@
 //! Choice-mode judging on a real GGUF model (SmolLM2-135M). The model is too small to judge
 //! well; these tests check the mechanics: distributions, prefix reuse, unscored on overflow.
 
-use crate::llm_common;
-
 use assay::dataset::Question;
 use assay::judge::spec::{load_all, select};
 use assay::judge::{JudgePanel, Reading};
 use assay::targets::{Answer, RetrievedChunk};
+use crate::llm_common;
 
 fn item() -> (Question, Answer) {
     let question: Question = serde_json::from_str(

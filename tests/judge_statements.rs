@@ -36,7 +36,7 @@ fn long_answers(n: usize) -> Vec<(Question, Answer)> {
         .collect()
 }
 
-fn panel(names: &[&str], model: std::sync::Arc<assay::llm::LanguageModel>) -> JudgePanel {
+fn panel(names: &[&str], model: std::sync::Arc<assay::llm::model::LanguageModel>) -> JudgePanel {
     let specs = load_all(None).unwrap();
     JudgePanel::new(select(&specs, &names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap(), model).unwrap()
 }

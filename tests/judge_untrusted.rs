@@ -16,10 +16,12 @@ use std::sync::Arc;
 use assay::corpus::Chunk;
 use assay::dataset::Question;
 use assay::generate::{candidate_prompt, QuestionStyle};
-use assay::judge::spec::{load_all, select};
-use assay::judge::prompt::item_variables;
 use assay::judge::JudgePanel;
-use assay::llm::{option_distribution, ChatMessage, LanguageModel};
+use assay::judge::prompt::item_variables;
+use assay::judge::spec::{load_all, select};
+use assay::llm::chat_template::ChatMessage;
+use assay::llm::model::LanguageModel;
+use assay::llm::scoring::option_distribution;
 use assay::targets::RagPrompt;
 use assay::targets::{Answer, RetrievedChunk};
 

@@ -8,7 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use assay::llm::{DeviceChoice, LanguageModel};
+use assay::llm::device::DeviceChoice;
+use assay::llm::model::LanguageModel;
 use sha2::{Digest, Sha256};
 
 fn fixtures() -> PathBuf {
@@ -154,7 +155,7 @@ fn every_reference_model_has_a_test() {
 #[test]
 fn models_add_accepts_each_architecture_and_refuses_others() {
     let models = tempfile::tempdir().expect("temp dir");
-    let mut registry = assay::llm::Registry::load_in(models.path().to_path_buf()).expect("registry");
+    let mut registry = assay::models::registry::Registry::load_in(models.path().to_path_buf()).expect("registry");
     for (name, arch) in [("qwen3", "qwen3"), ("phi3", "phi3"), ("gemma2", "gemma2"), ("llama3-freqs", "llama")] {
         let entry = registry
             .add(&fixtures().join(format!("{name}.gguf")), Some(name))
@@ -173,7 +174,7 @@ fn models_add_accepts_each_architecture_and_refuses_others() {
         err.contains("gemma9.gguf") && err.contains("`gemma9` is not supported") && err.contains("qwen3"),
         "{err}"
     );
-    assert!(assay::llm::Registry::load_in(models.path().to_path_buf())
+    assert!(assay::models::registry::Registry::load_in(models.path().to_path_buf())
         .expect("registry")
         .entry("gemma9")
         .is_err());

@@ -13,8 +13,13 @@
 //! difference into whole steps): that prompt parts after 9 equal tokens at 0.29 nats.
 
 use assay::llm::architecture::Architecture;
-use assay::llm::registry::sha256_file;
-use assay::llm::{DeviceChoice, FinishReason, GenerationParams, LanguageModel, LlmError, Registry};
+use assay::llm::device::DeviceChoice;
+use assay::llm::error::LlmError;
+use assay::llm::generate::{FinishReason, GenerationParams};
+use assay::llm::model::LanguageModel;
+use assay::models::error::ModelsError;
+use assay::models::registry::Registry;
+use assay::models::registry::sha256_file;
 
 #[derive(serde::Deserialize)]
 struct Reference {
@@ -45,7 +50,7 @@ fn greedy_continuations_match_llama_cpp() {
     for (id, model_cases) in &reference.models {
         let model = match LanguageModel::by_id(&registry, id, DeviceChoice::Cpu) {
             Ok(m) => m,
-            Err(LlmError::NotInstalled { .. }) => {
+            Err(LlmError::Models(ModelsError::NotInstalled { .. })) => {
                 eprintln!("\n*** SKIPPED greedy reference of {id}: not installed (`assay models pull {id}`)\n");
                 continue;
             }

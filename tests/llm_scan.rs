@@ -14,7 +14,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn sha256_hex(path: &Path) -> String {
-    assay::llm::registry::sha256_file(path).expect("sha256").0
+    assay::models::registry::sha256_file(path).expect("sha256").0
 }
 
 /// Ollama: a manifest per name and tag naming the weights' blob by digest.
@@ -81,7 +81,7 @@ fn scan_registers_the_models_other_tools_hold() {
         ]
     );
     assert!(
-        !models.path().join(assay::llm::registry::USER_MODELS_FILE).exists(),
+        !models.path().join(assay::models::registry::USER_MODELS_FILE).exists(),
         "a dry run registers nothing"
     );
 

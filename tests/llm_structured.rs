@@ -1,9 +1,9 @@
 //! Generation constrained to a JSON schema (llguidance) on SmolLM2-135M: the output always
 //! parses and has the schema's shape, arrays, enums and nested objects included.
 
+use assay::llm::chat_template::ChatMessage;
+use assay::llm::generate::{FinishReason, GenerationParams};
 use crate::llm_common;
-
-use assay::llm::{ChatMessage, FinishReason, GenerationParams};
 use serde_json::{json, Value};
 
 #[test]

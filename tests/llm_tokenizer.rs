@@ -2,8 +2,9 @@
 //! (reference ids made by scripts/llm_tokenizer_reference.py).
 
 use assay::llm::gguf_tokenizer::tokenizer_for_file;
-use assay::llm::registry::sha256_file;
-use assay::llm::{LlmError, Registry};
+use assay::models::error::ModelsError;
+use assay::models::registry::Registry;
+use assay::models::registry::sha256_file;
 
 #[derive(serde::Deserialize)]
 struct Reference {
@@ -32,7 +33,7 @@ fn gguf_tokenizers_match_llama_cpp_exactly() {
     for (id, model) in &reference.models {
         let path = match registry.model_path(id) {
             Ok(p) => p,
-            Err(LlmError::NotInstalled { .. }) => {
+            Err(ModelsError::NotInstalled { .. }) => {
                 eprintln!("\n*** SKIPPED tokenizer of {id}: not installed (`assay models pull {id}`)\n");
                 continue;
             }

@@ -2,11 +2,10 @@
 //! dataset.toml), else the built-in one. The choice shows in the target's input fingerprint,
 //! which goes into the run config (a resumed run must generate with the same prompt).
 
-use crate::common;
-
 use assay::dataset::load_dataset;
 use assay::retrieve::RetrievalMode;
 use assay::targets::{build_target, TargetOptions};
+use crate::common;
 use std::path::{Path, PathBuf};
 
 #[test]

@@ -75,7 +75,8 @@ use crate::llm_common;
 /// excerpts shown (or `none`), and the shown answer leaves the list out.
 #[test]
 fn a_finished_answer_names_its_sources_from_the_excerpts_shown() {
-    use assay::llm::{ChatMessage, FinishReason, GenerationParams};
+    use assay::llm::chat_template::ChatMessage;
+    use assay::llm::generate::{FinishReason, GenerationParams};
     use assay::targets::{answer_text, answer_with_sources, cited_ids, SOURCES_CUE};
     let Some(model) = llm_common::smollm2() else { return };
     let excerpts = [

@@ -3,12 +3,12 @@
 //! the full 20,000 chunks). Figures are printed, never compared with a clock.
 
 use assay::dataset::load_dataset;
-use assay::retrieve::bench::{bench_quality, bench_retrieval, bench_scale, BenchOptions};
+use assay::bench::retrieval::{bench_quality, bench_retrieval, bench_scale, BenchOptions};
 use assay::retrieve::{minilm_dir, MiniLm};
 use std::path::{Path, PathBuf};
 
 fn minilm() -> Option<PathBuf> {
-    let dir = minilm_dir(&assay::llm::default_models_dir().ok()?);
+    let dir = minilm_dir(&assay::models::registry::default_models_dir().ok()?);
     if dir.join("model.safetensors").is_file() {
         return Some(dir);
     }
@@ -70,7 +70,7 @@ fn quality_per_mode_and_baseline_on_the_sample_dataset() {
         let share = answered.iter().filter(|f| **f).count() as f64 / answered.len() as f64;
         assert!((share - row.answer_in_top_5).abs() < 1e-12, "{}", row.method);
     }
-    let against = assay::compare::against_baseline(&quality, 0);
+    let against = assay::bench::baseline::against_baseline(&quality, 0);
     assert_eq!(against.len(), quality.rows.len() - 1);
     for mode in &against {
         let row = quality.rows.iter().find(|r| r.method == mode.method).unwrap();

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 fn model_dir() -> Option<PathBuf> {
-    let dir = minilm_dir(&assay::llm::default_models_dir().ok()?);
+    let dir = minilm_dir(&assay::models::registry::default_models_dir().ok()?);
     if dir.join("model.safetensors").is_file() {
         return Some(dir);
     }

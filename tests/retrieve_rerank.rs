@@ -3,11 +3,10 @@
 //! picks its chunks from the first stage's candidates best first, and a rerank that cannot
 //! apply is refused before anything is written.
 
-use crate::llm_common;
-
 use assay::dataset::load_dataset;
-use assay::retrieve::bench::is_relevant;
+use assay::bench::retrieval::is_relevant;
 use assay::retrieve::{index_dataset, IndexSettings, RerankModel, Reranker, RetrievalMode};
+use crate::llm_common;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

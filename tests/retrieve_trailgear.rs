@@ -3,7 +3,7 @@
 
 use assay::corpus::ReadLimits;
 use assay::dataset::{load_dataset, CorpusFile, Dataset, Question};
-use assay::retrieve::bench::is_relevant;
+use assay::bench::retrieval::is_relevant;
 use assay::retrieve::{open_or_build, CorpusIndex, IndexSettings, IndexStatus, RetrievalMode};
 use std::path::Path;
 

@@ -18,7 +18,7 @@ fn scratch() -> &'static PathBuf {
 fuzz_target!(|data: &[u8]| {
     let path = scratch();
     std::fs::write(path, data).expect("write the input");
-    if let Ok(info) = assay::llm::GgufInfo::read(path) {
+    if let Ok(info) = assay::models::gguf_info::GgufInfo::read(path) {
         let _ = info.summary();
     }
 });

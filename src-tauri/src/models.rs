@@ -2,9 +2,10 @@
 //! pull a model on a worker thread with `pull-progress` events, register a local GGUF, and
 //! register the GGUF models Ollama, LM Studio and the Hugging Face cache already hold.
 
-use assay::llm::registry::{InstallState, Registry};
-use assay::llm::scan::{find_models, register_found, ScanRoots, ScannedModel};
-use assay::llm::{pull, GgufInfo, PullEvent};
+use assay::models::gguf_info::GgufInfo;
+use assay::models::pull::{PullEvent, pull};
+use assay::models::registry::{InstallState, Registry};
+use assay::models::scan::{find_models, register_found, ScanRoots, ScannedModel};
 use serde::Serialize;
 use std::path::Path;
 use tauri::{AppHandle, Emitter};

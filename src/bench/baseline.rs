@@ -6,8 +6,8 @@
 //! values are Holm-adjusted over all the modes compared: with six modes, one lucky mode does
 //! not make a "better".
 
-use super::paired::{adjust_secondary, paired_diff, PairedDiff};
-use crate::retrieve::bench::QualityBench;
+use super::retrieval::QualityBench;
+use crate::compare::{adjust_secondary, paired_diff, PairedDiff};
 use serde::Serialize;
 
 /// The metric compared: share of questions whose golden answer the top 5 chunks hold.
@@ -67,7 +67,7 @@ mod tests {
     use super::*;
     use crate::compare::Verdict;
     use crate::corpus::ChunkSettings;
-    use crate::retrieve::bench::QualityRow;
+    use crate::bench::retrieval::QualityRow;
 
     fn row(method: &str, found: &[Option<bool>]) -> QualityRow {
         let answered: Vec<bool> = found.iter().flatten().copied().collect();

@@ -14,11 +14,12 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::error::JudgeError;
-use super::prompt::{item_variables, marked};
-use super::{JudgePanel, JudgeSpec, Reading};
+use crate::judge::prompt::{item_variables, marked};
+use crate::judge::{JudgeError, JudgePanel, JudgeSpec, Reading};
 use crate::dataset::Question;
-use crate::llm::{ChatMessage, GenerationParams, LanguageModel};
+use crate::llm::chat_template::ChatMessage;
+use crate::llm::generate::GenerationParams;
+use crate::llm::model::LanguageModel;
 use crate::record::Answer;
 
 #[derive(Debug, Clone, Serialize)]
@@ -54,7 +55,7 @@ pub fn bench_judge(model: Arc<LanguageModel>, spec: &JudgeSpec, items: &[(Questi
         .collect();
     let choice_s = started.elapsed().as_secs_f64();
 
-    panel.reading = super::Reading::Whole;
+    panel.reading = Reading::Whole;
     let started = Instant::now();
     for (question, answer) in items {
         panel.judge(question, answer);

@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use super::error::{LlmError, Result};
-use super::model::LanguageModel;
+use crate::llm::error::{LlmError, Result};
+use crate::llm::model::LanguageModel;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ModelBench {
@@ -205,10 +205,10 @@ fn vm_hwm_kib(status_file: &str) -> Option<f64> {
 }
 
 /// Speed of a synthetic model (random weights of a real architecture; see
-/// [`super::synthetic`]) on one device.
+/// [`crate::llm::synthetic`]) on one device.
 #[derive(Debug, Clone, Serialize)]
 pub struct SyntheticBench {
-    pub arch: super::synthetic::SyntheticArch,
+    pub arch: crate::llm::synthetic::SyntheticArch,
     pub parameters: usize,
     pub device: String,
     /// CPU threads candle uses (matters on the CPU only).
@@ -238,13 +238,13 @@ pub struct DecodeBench {
 /// 32-token prompt, at each batch size) on random weights of `arch`. Every step brings the
 /// logits back to the host, as generation does before choosing the next token.
 pub fn bench_synthetic(
-    arch: &super::synthetic::SyntheticArch,
-    device: super::device::DeviceChoice,
+    arch: &crate::llm::synthetic::SyntheticArch,
+    device: crate::llm::device::DeviceChoice,
     batches: &[usize],
     prompt_len: usize,
     decode_len: usize,
 ) -> Result<SyntheticBench> {
-    let dev = super::device::open_device(device)?;
+    let dev = crate::llm::device::open_device(device)?;
     let start = Instant::now();
     let weights = arch.weights(&dev, 42)?;
     let setup_s = start.elapsed().as_secs_f64();

@@ -2,12 +2,11 @@
 //! baseline, index build throughput and query latency on a generated corpus, and embedding
 //! throughput. Everything here is measured when called; nothing is a stored number.
 
-use super::bm25::Bm25Index;
-use super::cache::{open_or_build, CorpusIndex};
-use super::fingerprint::IndexSettings;
-use super::minilm::MiniLm;
-use super::rerank::{fuse_with_first_stage, Reranker};
-use super::{index_dataset, RetrievalMode, RetrieveError};
+use crate::retrieve::bm25::Bm25Index;
+use crate::retrieve::{
+    fuse_with_first_stage, index_dataset, open_or_build, CorpusIndex, IndexSettings, MiniLm, Reranker, RetrievalMode,
+    RetrieveError,
+};
 use crate::corpus::{read_corpus, Chunk, ChunkSettings};
 use crate::dataset::{CorpusFile, Dataset, Question};
 use crate::metrics::ranking::{context_coverage, CONTEXT_COVERAGE_THRESHOLD};
@@ -422,7 +421,7 @@ pub fn bench_scale(options: &BenchOptions) -> Result<ScaleBench, RetrieveError> 
 /// Embed every chunk of the dataset's corpus once (not cached) and time it.
 pub fn bench_embedding(model: &MiniLm, dataset: &Dataset, settings: IndexSettings) -> Result<EmbeddingBench, RetrieveError> {
     let (index, _) = index_dataset(dataset, settings)?;
-    let windows: Vec<String> = index.chunks.iter().flat_map(super::dense::chunk_windows).collect();
+    let windows: Vec<String> = index.chunks.iter().flat_map(crate::retrieve::dense::chunk_windows).collect();
     let refs: Vec<&str> = windows.iter().map(String::as_str).collect();
     let start = Instant::now();
     model.embed(&refs)?;

@@ -4,7 +4,10 @@
 
 use super::Rejection;
 use crate::corpus::Chunk;
-use crate::llm::{untrusted, ChatMessage, FinishReason, GenerationParams, LanguageModel};
+use crate::llm::chat_template::ChatMessage;
+use crate::llm::generate::{FinishReason, GenerationParams};
+use crate::llm::model::LanguageModel;
+use crate::llm::prompt_text::untrusted;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicBool;
 

@@ -19,7 +19,7 @@ pub use review::{apply_review, generated_path, pending_pairs, ReviewDecision, Re
 use crate::corpus::{chunk_document, read_document, Chunk, Document};
 use crate::dataset::{Dataset, DatasetError, Question};
 use crate::judge::JudgePanel;
-use crate::llm::LanguageModel;
+use crate::llm::model::LanguageModel;
 use crate::metrics::ranking::context_coverage;
 use crate::retrieve::IndexSettings;
 use crate::targets::{Answer, RetrievedChunk};

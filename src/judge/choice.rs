@@ -20,7 +20,12 @@ use super::statements::{failed as failed_statements, judge_prepared, prepare as 
 use super::prompt::{baseline_variables, item_variables, marked, user_prompt_tokens};
 use super::Verdict;
 use crate::dataset::Question;
-use crate::llm::{untrusted, ChatMessage, GenerationParams, LanguageModel, LlmError, PromptState};
+use crate::llm::prompt_text::untrusted;
+use crate::llm::chat_template::ChatMessage;
+use crate::llm::generate::GenerationParams;
+use crate::llm::model::LanguageModel;
+use crate::llm::error::LlmError;
+use crate::llm::prompt_state::PromptState;
 use crate::record::Answer;
 
 /// The judges of a run, sharing one model.

@@ -18,7 +18,9 @@ use super::distribution::unscored;
 use super::reading::{branch_points, common_prefix, Reader};
 use super::spec::JudgeSpec;
 use super::Verdict;
-use crate::llm::{option_distribution, GenerationParams, LanguageModel};
+use crate::llm::generate::GenerationParams;
+use crate::llm::model::LanguageModel;
+use crate::llm::scoring::option_distribution;
 
 /// At most this many claims per text.
 pub const MAX_CLAIMS: usize = 10;

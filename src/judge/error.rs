@@ -1,6 +1,6 @@
 //! What can go wrong when a panel of judges is set up or run.
 
-use crate::llm::LlmError;
+use crate::llm::error::LlmError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum JudgeError {

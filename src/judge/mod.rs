@@ -5,7 +5,6 @@
 //! records the error and no score: such items are unscored, never silently wrong.
 
 pub mod agreement;
-pub mod bench;
 pub mod choice;
 pub mod claims;
 mod error;

@@ -7,8 +7,11 @@ use std::collections::BTreeMap;
 use super::injection::without_injection;
 use super::spec::{Baseline, JudgeSpec};
 use crate::dataset::Question;
+use crate::llm::chat_template::ChatMessage;
+use crate::llm::error::LlmError;
+use crate::llm::model::LanguageModel;
+use crate::llm::prompt_text::untrusted;
 use crate::llm::prompt_text::without_chat_markers;
-use crate::llm::{untrusted, ChatMessage, LanguageModel, LlmError};
 use crate::record::Answer;
 
 /// What the reference is shown as when the right behaviour is to decline.

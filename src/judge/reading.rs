@@ -3,7 +3,9 @@
 //! model's state after each shared beginning and continues a clone of it for each prompt, so
 //! every shared token is read once per item; it counts the tokens it reads.
 
-use crate::llm::{LanguageModel, LlmError, PromptState};
+use crate::llm::model::LanguageModel;
+use crate::llm::error::LlmError;
+use crate::llm::prompt_state::PromptState;
 
 /// How a judge panel reads its prompts (the older ways are kept to measure the difference).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -22,8 +22,9 @@ use super::reading::Reader;
 use super::spec::JudgeSpec;
 use super::statement_split::{grouped, split_statements};
 use super::Verdict;
+use crate::llm::model::LanguageModel;
 use crate::llm::prompt_text::without_chat_markers;
-use crate::llm::{option_distribution, LanguageModel};
+use crate::llm::scoring::option_distribution;
 use crate::metrics::numbers::number_conflict;
 use crate::record::{StatementCheck, StatementSide};
 

@@ -33,19 +33,30 @@ pub enum Architecture {
     Gemma3,
 }
 
-pub const SUPPORTED_ARCHITECTURES: &str = "llama, qwen2, qwen3, phi3, gemma2, gemma3";
-
 impl Architecture {
+    const ALL: [Architecture; 6] = [
+        Architecture::Llama,
+        Architecture::Qwen2,
+        Architecture::Qwen3,
+        Architecture::Phi3,
+        Architecture::Gemma2,
+        Architecture::Gemma3,
+    ];
+
+    /// The `general.architecture` value of GGUF files of this architecture.
+    pub fn gguf_name(self) -> &'static str {
+        match self {
+            Architecture::Llama => "llama",
+            Architecture::Qwen2 => "qwen2",
+            Architecture::Qwen3 => "qwen3",
+            Architecture::Phi3 => "phi3",
+            Architecture::Gemma2 => "gemma2",
+            Architecture::Gemma3 => "gemma3",
+        }
+    }
+
     pub fn from_gguf_name(name: &str) -> Option<Self> {
-        Some(match name {
-            "llama" => Architecture::Llama,
-            "qwen2" => Architecture::Qwen2,
-            "qwen3" => Architecture::Qwen3,
-            "phi3" => Architecture::Phi3,
-            "gemma2" => Architecture::Gemma2,
-            "gemma3" => Architecture::Gemma3,
-            _ => return None,
-        })
+        Self::ALL.into_iter().find(|a| a.gguf_name() == name)
     }
 
     pub fn rope_style(self) -> RopeStyle {
@@ -104,5 +115,20 @@ impl Architecture {
             _ => head_dim,
         };
         1.0 / (width as f64).sqrt()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Architecture;
+    use crate::models::gguf_info::RUNNABLE_ARCHITECTURES;
+
+    /// The registry refuses GGUFs by the list in `models` (it cannot see the runtime): that list
+    /// and the runtime's architectures must be the same set, in the same order.
+    #[test]
+    fn the_registry_list_is_the_runtime_list() {
+        let runtime: Vec<&str> = Architecture::ALL.iter().map(|a| a.gguf_name()).collect();
+        assert_eq!(runtime, RUNNABLE_ARCHITECTURES);
+        assert_eq!(Architecture::from_gguf_name("bert"), None);
     }
 }

@@ -1,35 +1,17 @@
-//! Errors of the model runtime: registry, model files, tokenizer, generation.
+//! Errors of the model runtime: loading, tokenizer, chat template, generation, servers (the
+//! model files' own errors are `models::error::ModelsError`, carried inside).
 //!
 //! Each variant names the file or model it is about, so a user sees what to fix.
 
+use crate::models::error::ModelsError;
+use crate::models::error::candle_message;
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
-    #[error("{file}: {field}: {message}")]
-    Registry {
-        file: PathBuf,
-        field: String,
-        message: String,
-    },
-    #[error("unknown model id `{id}` (known: {known})")]
-    UnknownModel { id: String, known: String },
-    #[error("model `{id}` is not installed: run `assay models pull {id}`")]
-    NotInstalled { id: String },
-    #[error("{path}: sha256 is {actual}, expected {expected}")]
-    Sha256Mismatch {
-        path: PathBuf,
-        expected: String,
-        actual: String,
-    },
-    #[error("{path}: size is {actual} bytes, expected {expected}")]
-    SizeMismatch {
-        path: PathBuf,
-        expected: u64,
-        actual: u64,
-    },
-    #[error("pulling `{id}`: {message}")]
-    Pull { id: String, message: String },
+    /// A model file problem: not registered, not installed, a wrong sha256, a bad header.
+    #[error(transparent)]
+    Models(#[from] ModelsError),
     #[error("{path}: not a usable GGUF model: {message}")]
     Gguf { path: PathBuf, message: String },
     #[error("{path}: tokenizer: {message}")]
@@ -56,15 +38,6 @@ pub enum LlmError {
         #[source]
         source: std::io::Error,
     },
-}
-
-/// candle's message without the backtrace candle attaches to it when `RUST_BACKTRACE` is set
-/// (a user needs the reason, not our stack).
-pub(crate) fn candle_message(error: &candle_core::Error) -> String {
-    match error {
-        candle_core::Error::WithBacktrace { inner, .. } => candle_message(inner),
-        other => other.to_string(),
-    }
 }
 
 impl LlmError {

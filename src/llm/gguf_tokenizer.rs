@@ -437,7 +437,7 @@ fn sentencepiece_bpe(md: &Metadata<'_>, tokens: &[String]) -> Result<Tokenizer> 
 /// The tokenizer of a model file: `tokenizer.json` beside it if there is one, else the one its
 /// GGUF metadata describes. Reads the header only, not the weights.
 pub fn tokenizer_for_file(path: &Path) -> Result<ModelTokenizer> {
-    let content = super::gguf_info::read_content(path)?;
+    let content = crate::models::gguf_info::read_content(path)?;
     tokenizer_for_content(&content, path)
 }
 

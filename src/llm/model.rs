@@ -11,9 +11,9 @@ use candle_core::{Device, Tensor};
 use super::chat_template::{ChatFormat, ChatMessage};
 use super::device::{open_device, DeviceChoice};
 use super::error::{LlmError, Result};
-use super::gguf_info::read_content;
+use crate::models::gguf_info::read_content;
 use super::gguf_tokenizer::{tokenizer_for_content, ModelTokenizer};
-use super::registry::Registry;
+use crate::models::registry::Registry;
 use super::transformer::{KvCache, TransformerConfig, TransformerWeights};
 
 pub struct LanguageModel {

@@ -15,7 +15,7 @@ use super::chat_template::ChatMessage;
 use super::error::{LlmError, Result};
 use super::generate::GenerationParams;
 use super::prompt_text::for_server;
-use super::server_spec::ServerSpec;
+use crate::models::server_spec::ServerSpec;
 use super::sse;
 
 /// A served model's answer.

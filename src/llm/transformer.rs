@@ -16,7 +16,8 @@ use candle_core::quantized::{gguf_file, GgmlDType, QStorage, QTensor};
 use candle_core::{DType, Device, Module, Tensor};
 use candle_transformers::quantized_nn::RmsNorm;
 
-use super::architecture::{Activation, Architecture, RopeStyle, SUPPORTED_ARCHITECTURES};
+use super::architecture::{Activation, Architecture, RopeStyle};
+use crate::models::gguf_info::RUNNABLE_ARCHITECTURES;
 use super::error::{LlmError, Result};
 use super::rope::{rope_tables, RopeScaling, Yarn};
 use super::weight_matrix::{requantize_slow_type, WeightMatrix};
@@ -473,7 +474,8 @@ impl TransformerWeights {
             return Err(LlmError::Gguf {
                 path: path.to_path_buf(),
                 message: format!(
-                    "architecture `{name}` is not supported (supported: {SUPPORTED_ARCHITECTURES})"
+                    "architecture `{name}` is not supported (supported: {})",
+                    RUNNABLE_ARCHITECTURES.join(", ")
                 ),
             });
         };

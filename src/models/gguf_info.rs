@@ -8,7 +8,12 @@ use std::path::{Path, PathBuf};
 use candle_core::quantized::gguf_file;
 use serde::Serialize;
 
-use super::error::{LlmError, Result};
+use super::error::{ModelsError, Result};
+
+/// The `general.architecture` values the runtime runs (`llm::architecture` keeps the same list,
+/// checked by a test there): the registry refuses other GGUFs when they are added, rather than at
+/// the first run that loads one.
+pub const RUNNABLE_ARCHITECTURES: [&str; 6] = ["llama", "qwen2", "qwen3", "phi3", "gemma2", "gemma3"];
 
 #[derive(Debug, Clone, Serialize)]
 pub struct GgufInfo {
@@ -30,7 +35,7 @@ impl GgufInfo {
         let content = read_content(path)?;
         let md = &content.metadata;
         let string = |key: &str| md.get(key).and_then(|v| v.to_string().ok()).cloned();
-        let architecture = string("general.architecture").ok_or_else(|| LlmError::Gguf {
+        let architecture = string("general.architecture").ok_or_else(|| ModelsError::Gguf {
             path: path.to_path_buf(),
             message: "metadata has no general.architecture".into(),
         })?;
@@ -86,9 +91,9 @@ impl GgufInfo {
 
 /// Read a GGUF header, turning candle's errors into ones that name the file.
 pub(crate) fn read_content(path: &Path) -> Result<gguf_file::Content> {
-    let file = fs::File::open(path).map_err(|e| LlmError::io(path, e))?;
-    let len = file.metadata().map_err(|e| LlmError::io(path, e))?.len();
-    let gguf_error = |message: String| LlmError::Gguf {
+    let file = fs::File::open(path).map_err(|e| ModelsError::io(path, e))?;
+    let len = file.metadata().map_err(|e| ModelsError::io(path, e))?.len();
+    let gguf_error = |message: String| ModelsError::Gguf {
         path: path.to_path_buf(),
         message,
     };

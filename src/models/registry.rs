@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::architecture::{Architecture, SUPPORTED_ARCHITECTURES};
-use super::error::{LlmError, Result};
+use super::error::{ModelsError, Result};
+use super::gguf_info::{GgufInfo, RUNNABLE_ARCHITECTURES};
 use super::server_spec::ServerSpec;
 
 /// The registry file shipped with Assay, as written in the repository.
@@ -118,7 +118,7 @@ pub fn default_models_dir() -> Result<PathBuf> {
         }
     }
     let dirs = directories::ProjectDirs::from("", "", "assay").ok_or_else(|| {
-        LlmError::Invalid(
+        ModelsError::Invalid(
             "no home directory to keep models in: set ASSAY_MODELS to a folder".to_string(),
         )
     })?;
@@ -137,7 +137,7 @@ fn parse_registry_file(text: &str, file: &Path) -> Result<RegistryFile> {
             .span()
             .map(|s| line_col(text, s.start))
             .unwrap_or((0, 0));
-        LlmError::Registry {
+        ModelsError::Registry {
             file: file.to_path_buf(),
             field: format!("line {line}, column {col}"),
             message: e.message().to_string(),
@@ -146,7 +146,7 @@ fn parse_registry_file(text: &str, file: &Path) -> Result<RegistryFile> {
     let mut seen = BTreeMap::new();
     for (i, m) in parsed.models.iter().enumerate() {
         let field = |name: &str| format!("model[{i}] ({}).{name}", m.id);
-        let bad = |name: &str, message: String| LlmError::Registry {
+        let bad = |name: &str, message: String| ModelsError::Registry {
             file: file.to_path_buf(),
             field: field(name),
             message,
@@ -205,7 +205,7 @@ fn parse_registry_file(text: &str, file: &Path) -> Result<RegistryFile> {
         }
     }
     for (i, s) in parsed.servers.iter().enumerate() {
-        let bad = |message: String| LlmError::Registry {
+        let bad = |message: String| ModelsError::Registry {
             file: file.to_path_buf(),
             field: format!("server[{i}] ({})", s.id),
             message,
@@ -269,11 +269,11 @@ impl Registry {
         let user_file = models_dir.join(USER_MODELS_FILE);
         let mut servers = Vec::new();
         if user_file.exists() {
-            let text = fs::read_to_string(&user_file).map_err(|e| LlmError::io(&user_file, e))?;
+            let text = fs::read_to_string(&user_file).map_err(|e| ModelsError::io(&user_file, e))?;
             let user = parse_registry_file(&text, &user_file)?;
             for s in &user.servers {
                 if models.iter().any(|b| b.id == s.id) {
-                    return Err(LlmError::Registry {
+                    return Err(ModelsError::Registry {
                         file: user_file.clone(),
                         field: format!("server ({}).id", s.id),
                         message: "is already a built-in model id".into(),
@@ -283,7 +283,7 @@ impl Registry {
             servers = user.servers;
             for m in user.models {
                 if models.iter().any(|b| b.id == m.id) {
-                    return Err(LlmError::Registry {
+                    return Err(ModelsError::Registry {
                         file: user_file,
                         field: format!("model ({}).id", m.id),
                         message: "is already a built-in model id".into(),
@@ -303,7 +303,7 @@ impl Registry {
     /// Register a served model in the user's models file.
     pub fn add_server(&mut self, spec: ServerSpec) -> Result<()> {
         let user_file = self.models_dir.join(USER_MODELS_FILE);
-        let bad = |message: String| LlmError::Registry {
+        let bad = |message: String| ModelsError::Registry {
             file: user_file.clone(),
             field: format!("server ({})", spec.id),
             message,
@@ -324,17 +324,17 @@ impl Registry {
 
     /// Read the user's models file (or start one), change it, write it back whole.
     fn update_user_file(&self, change: impl FnOnce(&mut RegistryFile)) -> Result<()> {
-        fs::create_dir_all(&self.models_dir).map_err(|e| LlmError::io(&self.models_dir, e))?;
+        fs::create_dir_all(&self.models_dir).map_err(|e| ModelsError::io(&self.models_dir, e))?;
         let user_file = self.models_dir.join(USER_MODELS_FILE);
         let mut user = if user_file.exists() {
-            let text = fs::read_to_string(&user_file).map_err(|e| LlmError::io(&user_file, e))?;
+            let text = fs::read_to_string(&user_file).map_err(|e| ModelsError::io(&user_file, e))?;
             parse_registry_file(&text, &user_file)?
         } else {
             RegistryFile::default()
         };
         change(&mut user);
         let text = toml::to_string_pretty(&user)
-            .map_err(|e| LlmError::Invalid(format!("writing {}: {e}", user_file.display())))?;
+            .map_err(|e| ModelsError::Invalid(format!("writing {}: {e}", user_file.display())))?;
         write_atomically(&user_file, text.as_bytes())
     }
 
@@ -342,7 +342,7 @@ impl Registry {
         self.models
             .iter()
             .find(|m| m.id == id)
-            .ok_or_else(|| LlmError::UnknownModel {
+            .ok_or_else(|| ModelsError::UnknownModel {
                 id: id.to_string(),
                 known: self
                     .models
@@ -382,7 +382,7 @@ impl Registry {
         for file in &entry.files {
             let path = self.file_path(entry, file);
             if !path.exists() {
-                return Err(LlmError::NotInstalled { id: id.to_string() });
+                return Err(ModelsError::NotInstalled { id: id.to_string() });
             }
             verify_file(&path, file, &self.stamp_path(entry, file))?;
         }
@@ -409,15 +409,16 @@ impl Registry {
 
     /// Register a local GGUF in the user's models file; returns the new entry.
     pub fn add(&mut self, path: &Path, id: Option<&str>) -> Result<ModelEntry> {
-        let path = fs::canonicalize(path).map_err(|e| LlmError::io(path, e))?;
-        let info = super::gguf_info::GgufInfo::read(&path)?;
+        let path = fs::canonicalize(path).map_err(|e| ModelsError::io(path, e))?;
+        let info = GgufInfo::read(&path)?;
         // Refused now rather than at the first run that loads it.
-        if Architecture::from_gguf_name(&info.architecture).is_none() {
-            return Err(LlmError::Gguf {
+        if !RUNNABLE_ARCHITECTURES.contains(&info.architecture.as_str()) {
+            return Err(ModelsError::Gguf {
                 path,
                 message: format!(
-                    "architecture `{}` is not supported (supported: {SUPPORTED_ARCHITECTURES})",
-                    info.architecture
+                    "architecture `{}` is not supported (supported: {})",
+                    info.architecture,
+                    RUNNABLE_ARCHITECTURES.join(", ")
                 ),
             });
         }
@@ -426,12 +427,12 @@ impl Registry {
             None => id_from_file_name(&path),
         };
         if !valid_id(&id) {
-            return Err(LlmError::Invalid(format!(
+            return Err(ModelsError::Invalid(format!(
                 "model id `{id}`: use lowercase letters, digits, `.`, `-`, `_`"
             )));
         }
         if self.models.iter().any(|m| m.id == id) {
-            return Err(LlmError::Invalid(format!(
+            return Err(ModelsError::Invalid(format!(
                 "model id `{id}` is already registered"
             )));
         }
@@ -454,7 +455,7 @@ impl Registry {
             hf: None,
             path: Some(path.clone()),
         };
-        fs::create_dir_all(&self.models_dir).map_err(|e| LlmError::io(&self.models_dir, e))?;
+        fs::create_dir_all(&self.models_dir).map_err(|e| ModelsError::io(&self.models_dir, e))?;
         self.update_user_file(|user| user.models.push(entry.clone()))?;
         write_stamp(&path, &entry.files[0], &self.stamp_path(&entry, &entry.files[0]));
         self.models.push(entry.clone());
@@ -482,18 +483,18 @@ fn id_from_file_name(path: &Path) -> String {
 
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension("tmp-write");
-    fs::write(&tmp, bytes).map_err(|e| LlmError::io(&tmp, e))?;
-    fs::rename(&tmp, path).map_err(|e| LlmError::io(path, e))
+    fs::write(&tmp, bytes).map_err(|e| ModelsError::io(&tmp, e))?;
+    fs::rename(&tmp, path).map_err(|e| ModelsError::io(path, e))
 }
 
 /// sha256 (hex) and size of a file.
 pub fn sha256_file(path: &Path) -> Result<(String, u64)> {
-    let mut f = fs::File::open(path).map_err(|e| LlmError::io(path, e))?;
+    let mut f = fs::File::open(path).map_err(|e| ModelsError::io(path, e))?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut size = 0u64;
     loop {
-        let n = f.read(&mut buf).map_err(|e| LlmError::io(path, e))?;
+        let n = f.read(&mut buf).map_err(|e| ModelsError::io(path, e))?;
         if n == 0 {
             break;
         }
@@ -533,9 +534,9 @@ fn write_stamp(path: &Path, file: &ModelFile, stamp: &Path) {
 
 /// Check a file's size and sha256 (skipped when a stamp says this very file was verified).
 pub fn verify_file(path: &Path, file: &ModelFile, stamp: &Path) -> Result<()> {
-    let meta = fs::metadata(path).map_err(|e| LlmError::io(path, e))?;
+    let meta = fs::metadata(path).map_err(|e| ModelsError::io(path, e))?;
     if meta.len() != file.size {
-        return Err(LlmError::SizeMismatch {
+        return Err(ModelsError::SizeMismatch {
             path: path.to_path_buf(),
             expected: file.size,
             actual: meta.len(),
@@ -546,7 +547,7 @@ pub fn verify_file(path: &Path, file: &ModelFile, stamp: &Path) -> Result<()> {
     }
     let (actual, _) = sha256_file(path)?;
     if !actual.eq_ignore_ascii_case(&file.sha256) {
-        return Err(LlmError::Sha256Mismatch {
+        return Err(ModelsError::Sha256Mismatch {
             path: path.to_path_buf(),
             expected: file.sha256.clone(),
             actual,

@@ -19,7 +19,7 @@ pub enum RetrieveError {
     #[error(transparent)]
     Embed(#[from] EmbedError),
     #[error("reranking with {model}: {source}")]
-    Rerank { model: String, source: crate::llm::LlmError },
+    Rerank { model: String, source: crate::llm::error::LlmError },
 }
 
 impl RetrieveError {

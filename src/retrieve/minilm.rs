@@ -82,7 +82,7 @@ impl MiniLm {
 
     /// Load from `<models dir>/minilm-l6-v2/` (the registry's folder, see `llm::default_models_dir`).
     pub fn load_default() -> Result<Self, EmbedError> {
-        let models = crate::llm::default_models_dir()
+        let models = crate::models::registry::default_models_dir()
             .map_err(|e| EmbedError::Load { path: PathBuf::from(MINILM_ID), message: e.to_string() })?;
         Self::load(&minilm_dir(&models))
     }

@@ -7,17 +7,15 @@
 //! A stale index silently ruins an evaluation, so the cache is keyed by content hashes, never
 //! by modification times, and every open says whether it reused or rebuilt the index and why.
 
-mod bm25;
+pub(crate) mod bm25;
 mod cache;
-mod dense;
+pub(crate) mod dense;
 mod error;
 mod fingerprint;
 mod fusion;
 mod minilm;
 mod rerank;
 mod search;
-
-pub mod bench;
 
 pub use cache::{
     index_dataset, index_dir_for, open_or_build, CorpusIndex, IndexManifest, IndexReport,

@@ -16,9 +16,13 @@ use std::time::Instant;
 
 use super::fusion::reciprocal_rank_fusion;
 use super::RetrieveError;
+use crate::llm::chat_template::ChatMessage;
+use crate::llm::error::LlmError;
+use crate::llm::model::LanguageModel;
+use crate::llm::prompt_text::untrusted;
 use crate::llm::prompt_text::without_chat_markers;
 use crate::llm::scoring::first_token_outcome_logprobs;
-use crate::llm::{untrusted, ChatMessage, LanguageModel, LlmError, ServerModel};
+use crate::llm::server::ServerModel;
 use crate::record::RetrievedChunk;
 
 /// First-stage chunks rescored when no depth is given: deep enough for the answer's chunk to be

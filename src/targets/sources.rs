@@ -8,7 +8,9 @@
 //! only the reply and the cue on top of the prompt already read (its KV cache is kept), so it
 //! costs a few tokens.
 
-use crate::llm::{FinishReason, Generation, GenerationParams, LanguageModel, LlmError};
+use crate::llm::error::LlmError;
+use crate::llm::generate::{FinishReason, Generation, GenerationParams};
+use crate::llm::model::LanguageModel;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 

@@ -133,7 +133,7 @@ fn each_bad_gguf_is_named_and_nothing_is_registered() {
 /// file, instead of running for minutes and gigabytes.
 #[test]
 fn a_runaway_chat_template_stops_with_a_clear_error() {
-    use assay::llm::{ChatFormat, ChatMessage};
+    use assay::llm::chat_template::{ChatFormat, ChatMessage};
     let cases = [
         ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "more than 5000000 steps"),
         ("{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}", "passed 16 MiB"),

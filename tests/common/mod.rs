@@ -131,7 +131,7 @@ pub fn replace_line(file: &Path, line: usize, text: &str) {
 /// Whether the test model is installed; when it is not, outside CI, say so loudly and let the
 /// caller skip. In CI (`CI` set) a missing model fails the test: CI pulls it first.
 pub fn smollm2_installed() -> bool {
-    let registry = assay::llm::Registry::load().expect("the built-in registry loads");
+    let registry = assay::models::registry::Registry::load().expect("the built-in registry loads");
     match registry.model_path("smollm2-135m-instruct") {
         Ok(_) => true,
         Err(e) if std::env::var_os("CI").is_none() => {

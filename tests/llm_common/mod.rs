@@ -4,7 +4,11 @@
 
 use std::sync::Arc;
 
-use assay::llm::{DeviceChoice, LanguageModel, LlmError, Registry};
+use assay::llm::device::DeviceChoice;
+use assay::llm::error::LlmError;
+use assay::llm::model::LanguageModel;
+use assay::models::error::ModelsError;
+use assay::models::registry::Registry;
 
 pub const TEST_MODEL: &str = "smollm2-135m-instruct";
 
@@ -17,7 +21,7 @@ pub fn installed(id: &str) -> Option<Arc<LanguageModel>> {
     let registry = Registry::load().expect("the built-in registry loads");
     match LanguageModel::by_id(&registry, id, DeviceChoice::Cpu) {
         Ok(model) => Some(model),
-        Err(LlmError::NotInstalled { .. }) => {
+        Err(LlmError::Models(ModelsError::NotInstalled { .. })) => {
             eprintln!(
                 "\n*** SKIPPED: model {id} is not installed in {}.\n*** Run `assay models pull {id}` (or set ASSAY_MODELS) to run this test.\n",
                 registry.models_dir.display()

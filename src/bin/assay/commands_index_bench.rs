@@ -3,8 +3,12 @@
 
 use anyhow::Context;
 use assay::dataset::load_dataset;
-use assay::llm::{bench::ModelBench, DeviceChoice, LanguageModel, Registry};
-use assay::retrieve::{bench::bench_retrieval, bench::BenchOptions, index_dataset, IndexSettings};
+use assay::bench::model::ModelBench;
+use assay::llm::device::DeviceChoice;
+use assay::llm::model::LanguageModel;
+use assay::models::registry::Registry;
+use assay::bench::retrieval::{bench_retrieval, BenchOptions};
+use assay::retrieve::{index_dataset, IndexSettings};
 use assay::targets::EMBEDDING_MODEL_ID;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -25,16 +29,16 @@ pub fn index(dataset_dir: &Path, json: bool) -> anyhow::Result<()> {
 
 #[derive(Serialize)]
 struct BenchReport {
-    retrieval: Option<assay::retrieve::bench::RetrievalBench>,
+    retrieval: Option<assay::bench::retrieval::RetrievalBench>,
     /// Each retrieval mode against the baseline on answer-in-top-5, question by question.
-    retrieval_against_baseline: Vec<assay::compare::ModeAgainstBaseline>,
-    models: Vec<assay::llm::bench::ModelBench>,
+    retrieval_against_baseline: Vec<assay::bench::baseline::ModeAgainstBaseline>,
+    models: Vec<assay::bench::model::ModelBench>,
     /// Models asked for but not installed.
     skipped_models: Vec<String>,
     /// Choice-mode judging against generate-then-parse, when the judge model is installed.
-    judge: Option<assay::judge::bench::JudgeBench>,
+    judge: Option<assay::bench::judge::JudgeBench>,
     /// Prompt tokens read and seconds per answer, old layout against new, per judge set.
-    judge_reading: Vec<assay::judge::bench::ReadingBench>,
+    judge_reading: Vec<assay::bench::judge::ReadingBench>,
 }
 
 /// What the judge bench measures: the judge, its model, and how many sample answers.
@@ -88,7 +92,7 @@ pub fn bench(
     let registry = Registry::load()?;
     let retrieval = if parts.retrieval {
         let reranker = match &retrieval.rerank {
-            Some(config) => Some(assay::targets::build_reranker(config, assay::llm::DeviceChoice::Cpu)?.0),
+            Some(config) => Some(assay::targets::build_reranker(config, assay::llm::device::DeviceChoice::Cpu)?.0),
             None => None,
         };
         let dataset = load_dataset(dataset_dir)?;
@@ -140,7 +144,7 @@ pub fn bench(
                 anyhow::bail!("judge {} is not a choice-mode judge: the bench compares choice mode with free text", spec.name);
             }
             let model = LanguageModel::shared(&path, &args.model, DeviceChoice::Cpu)?;
-            Some(assay::judge::bench::bench_judge(model, &spec, &items)?)
+            Some(assay::bench::judge::bench_judge(model, &spec, &items)?)
         }
     };
     let mut judge_reading = Vec::new();
@@ -153,14 +157,14 @@ pub fn bench(
             for set in &args.sets {
                 eprintln!("== judges {} on {}: old layout against new, {} answers of {}", set.join(","), args.model, items.len(), args.answers);
                 let selected = assay::judge::spec::select(&specs, set)?;
-                judge_reading.push(assay::judge::bench::bench_reading(model.clone(), &selected, &items)?);
+                judge_reading.push(assay::bench::judge::bench_reading(model.clone(), &selected, &items)?);
             }
         }
     }
     let retrieval_against_baseline = retrieval
         .as_ref()
         .and_then(|r| r.quality.as_ref())
-        .map(|q| assay::compare::against_baseline(q, BENCH_SEED))
+        .map(|q| assay::bench::baseline::against_baseline(q, BENCH_SEED))
         .unwrap_or_default();
     let report = BenchReport {
         retrieval,
@@ -201,7 +205,7 @@ fn print_bench(report: &BenchReport) {
             }
             println!(
                 "  baseline: BM25 over fixed {}-word windows ({}-word stride) of {}",
-                assay::retrieve::bench::BASELINE_WINDOW_WORDS, assay::retrieve::bench::BASELINE_STRIDE_WORDS, q.baseline_text
+                assay::bench::retrieval::BASELINE_WINDOW_WORDS, assay::bench::retrieval::BASELINE_STRIDE_WORDS, q.baseline_text
             );
             for reason in &q.not_measured {
                 println!("  not measured: {reason}");
@@ -298,7 +302,7 @@ fn bench_model_in_own_process(id: &str) -> anyhow::Result<ModelBench> {
 
 /// One line per mode: its answer@5 minus the baseline's, the interval, the Holm-adjusted p
 /// and the verdict, as `assay compare` words them.
-fn print_against_baseline(modes: &[assay::compare::ModeAgainstBaseline]) {
+fn print_against_baseline(modes: &[assay::bench::baseline::ModeAgainstBaseline]) {
     if modes.is_empty() {
         return;
     }
@@ -357,7 +361,7 @@ pub fn bench_synthetic(arch: &str, device: &str, batches: &[usize], json: bool) 
         arch.parameters() as f64 / 1e9,
         arch.matrix_dtype
     );
-    let b = assay::llm::bench::bench_synthetic(&arch, device, batches, 512, 128)?;
+    let b = assay::bench::model::bench_synthetic(&arch, device, batches, 512, 128)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&b)?);
         return Ok(());

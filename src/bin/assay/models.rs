@@ -4,12 +4,16 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use assay::llm::registry::ModelEntry;
-use assay::llm::scan::{find_models, register_found, ScanOutcome, ScanRoots, ScannedModel};
-use assay::llm::{
-    ServerModel, ServerSpec, pull_from, ChatMessage, DeviceChoice, GenerationParams, InstallState, LanguageModel, PullEvent,
-    PullSource, Registry,
-};
+use assay::llm::chat_template::ChatMessage;
+use assay::llm::device::DeviceChoice;
+use assay::llm::generate::GenerationParams;
+use assay::llm::model::LanguageModel;
+use assay::llm::server::ServerModel;
+use assay::models::pull::{PullEvent, PullSource, pull_from};
+use assay::models::registry::ModelEntry;
+use assay::models::registry::{InstallState, Registry};
+use assay::models::scan::{find_models, register_found, ScanOutcome, ScanRoots, ScannedModel};
+use assay::models::server_spec::ServerSpec;
 use clap::Subcommand;
 use serde::Serialize;
 
@@ -305,7 +309,7 @@ fn run_other(cmd: ModelsCommand) -> anyhow::Result<()> {
         ModelsCommand::Bench { id, json, device } => {
             let device: DeviceChoice = device.parse()?;
             let model = LanguageModel::by_id(&registry, &id, device)?;
-            let bench = assay::llm::bench::bench_model(&model)?;
+            let bench = assay::bench::model::bench_model(&model)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&bench)?);
             } else {
