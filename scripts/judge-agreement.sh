@@ -17,6 +17,9 @@ judges=${ASSAY_AGREE_JUDGES:-correct,correctness,abstention}
 long_judges=${ASSAY_AGREE_LONG_JUDGES:-correct,supported}
 # ASSAY_AGREE_SHORT=0 leaves out the 180 short sample answers (long sets only).
 short=${ASSAY_AGREE_SHORT:-1}
+# ASSAY_AGREE_LONG_SETS=a,b judges only these long-answer sets (default: all four); a set left
+# out keeps the figures of its last run in target/judge-agreement, which the table dates.
+long_sets=,${ASSAY_AGREE_LONG_SETS:-trailgear,realdocs-hard,budgets,realdocs},
 limit=()
 [[ -n ${ASSAY_AGREE_LIMIT:-} ]] && limit=(--limit "$ASSAY_AGREE_LIMIT")
 out=target/judge-agreement
@@ -49,6 +52,7 @@ for model in "${models[@]}"; do
   for long in trailgear:long realdocs-hard:rdh-long budgets:budgets-long realdocs:rd-long; do
     dataset=${long%%:*} tag=${long#*:}
     [[ -f datasets/$dataset/labels-long.jsonl ]] || continue
+    [[ $long_sets == *,$dataset,* ]] || continue
     name="agree-$tag-$model"
     if ! { $assay runs --json 2>/dev/null || echo '[]'; } | python3 -c "import json,sys; sys.exit(0 if any(r['name']=='$name' and r['status']=='finished' for r in json.load(sys.stdin)) else 1)"; then
       start=$(date +%s)
@@ -159,6 +163,19 @@ print("with `facts`, its stored score is checked to be the same). Its threshold,
 print("the realdocs-hard and trailgear labels; budgets and realdocs had no part in it.\n")
 print("| answers | model | n | accuracy | kappa | claim-F1 Spearman | length Spearman | right failed | wrong passed |")
 print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+def facts_figures(rows_, threshold):
+    """(n, accuracy, kappa, claim-F1 Spearman, length Spearman, right failed, right, wrong passed, wrong)"""
+    tp = sum(1 for r in rows_ if r[1] >= threshold and r[2]); fp = sum(1 for r in rows_ if r[1] >= threshold and not r[2])
+    fn = sum(1 for r in rows_ if r[1] < threshold and r[2]); tn = sum(1 for r in rows_ if r[1] < threshold and not r[2])
+    n = len(rows_)
+    po = (tp + tn) / n if n else None
+    pe = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / n / n if n else None
+    kappa = (po - pe) / (1 - pe) if n and pe != 1 else None
+    with_claims = [(r[1], r[4]) for r in rows_ if r[4] is not None]
+    rho = spearman([a for a, _ in with_claims], [b for _, b in with_claims]) if with_claims else None
+    rho_len = spearman([r[1] for r in rows_], [r[3] for r in rows_])
+    return n, po, kappa, rho, rho_len, fn, fn + tp, fp, fp + tn
+facts_by_set = {}
 for tag, dataset in [("long", "trailgear"), ("rdh-long", "realdocs-hard"), ("budgets-long", "budgets"), ("rd-long", "realdocs")]:
     for model in models:
         path = f"{out}/{model}-{tag}.export.json"
@@ -178,17 +195,51 @@ for tag, dataset in [("long", "trailgear"), ("rdh-long", "realdocs-hard"), ("bud
             score = sum(parts) / 3
             stored = (v.get("facts") or {}).get("score")
             assert stored is None or abs(stored - score) < 1e-9, (item["id"], stored, score)
-            facts_rows.append((item["id"], score, labels[item["id"]], len(item["answer"].split())))
-        tp = sum(1 for _, s, l, _ in facts_rows if s >= 0.45 and l); fp = sum(1 for _, s, l, _ in facts_rows if s >= 0.45 and not l)
-        fn = sum(1 for _, s, l, _ in facts_rows if s < 0.45 and l); tn = sum(1 for _, s, l, _ in facts_rows if s < 0.45 and not l)
-        n = len(facts_rows)
-        po = (tp + tn) / n if n else None
-        pe = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / n / n if n else None
-        kappa = (po - pe) / (1 - pe) if n and pe != 1 else None
-        with_claims = [(s, claims[i]) for i, s, _, _ in facts_rows if i in claims]
-        rho = spearman([a for a, _ in with_claims], [b for _, b in with_claims]) if with_claims else None
-        rho_len = spearman([s for _, s, _, _ in facts_rows], [w for _, _, _, w in facts_rows])
-        print(f"| {dataset} | {model} | {n} | {f(po)} | {f(kappa)} | {f(rho)} | {f(rho_len)} | {fn} of {fn + tp} | {fp} of {fp + tn} |")
+            facts_rows.append((item["id"], score, labels[item["id"]], len(item["answer"].split()), claims.get(item["id"])))
+        facts_by_set[(dataset, model)] = facts_rows
+def facts_line(name, model, rows_, threshold):
+    n, po, kappa, rho, rho_len, fn, right, fp, wrong = facts_figures(rows_, threshold)
+    print(f"| {name} | {model} | {n} | {f(po)} | {f(kappa)} | {f(rho)} | {f(rho_len)} | {fn} of {right} | {fp} of {wrong} |")
+for (dataset, model), rows_ in facts_by_set.items():
+    facts_line(dataset, model, rows_, 0.45)
+for model in models:
+    pooled = [r for d in ("budgets", "realdocs") for r in facts_by_set.get((d, model), [])]
+    if pooled:
+        facts_line("budgets + realdocs", model, pooled, 0.45)
+# Is the threshold right? Fit it on one group of sets (the threshold with the best kappa; ties
+# settled by the middle of the tied range) and report it on the other group, which had no part
+# in the fit, both ways round. The sample's short answers are in neither group.
+groups = [("realdocs-hard + trailgear", ("realdocs-hard", "trailgear")), ("budgets + realdocs", ("budgets", "realdocs"))]
+def best_threshold(rows_):
+    scores = sorted({r[1] for r in rows_})
+    cuts = [0.0] + [(a + b) / 2 for a, b in zip(scores, scores[1:])] + [1.0]
+    kappas = [(facts_figures(rows_, c)[2] or -1.0) for c in cuts]
+    top = max(kappas)
+    tied = [c for c, k in zip(cuts, kappas) if k == top]
+    return tied[len(tied) // 2]
+fit_lines = []
+for model in models:
+    pooled = {name: [r for d in sets for r in facts_by_set.get((d, model), [])] for name, sets in groups}
+    if not all(pooled.values()):
+        continue
+    for (fit_name, _), (held_name, _) in [(groups[0], groups[1]), (groups[1], groups[0])]:
+        t = best_threshold(pooled[fit_name])
+        fit_lines.append((fit_name, held_name, model, t, facts_figures(pooled[fit_name], t), facts_figures(pooled[held_name], t)))
+if fit_lines:
+    print("\nThe threshold refitted (best kappa) on one group of sets and read on the other, held out:\n")
+    print("| fitted on | threshold | model | kappa there | held out | accuracy | kappa | right failed | wrong passed |")
+    print("|---|---:|---|---:|---|---:|---:|---:|---:|")
+    for fit_name, held_name, model, t, there, held in fit_lines:
+        print(f"| {fit_name} | {t:.3f} | {model} | {f(there[2])} | {held_name} | {f(held[1])} | {f(held[2])} | {held[5]} of {held[6]} | {held[7]} of {held[8]} |")
+print("\nRuns behind the long-answer tables (UTC; a set the last call of the script left out keeps its")
+print("earlier run):\n")
+for tag, dataset in [("long", "trailgear"), ("rdh-long", "realdocs-hard"), ("budgets-long", "budgets"), ("rd-long", "realdocs")]:
+    for model in models:
+        path = f"{out}/{model}-{tag}.export.json"
+        if os.path.exists(path):
+            run = json.load(open(path))["runs"][0]
+            print(f"- {dataset}, {model}: {run['created_at'][:16].replace('T', ' ')} to {(run.get('finished_at') or '?')[:16].replace('T', ' ')}")
+print()
 if rows:
     print(f"\n## Confusion matrices of {models[0]}\n")
     print("Rows are the human labels, columns the judge's.\n")
