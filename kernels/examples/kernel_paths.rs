@@ -1,6 +1,7 @@
 //! Times every kernel path this CPU runs on matrices of the default models' shapes, so the
 //! paths can be compared on one machine: `cargo run --release -p assay-kernels --example
-//! kernel_paths [threads]` (2 threads unless given). Weights and activations are
+//! kernel_paths [threads] [type]` (2 threads unless given; only products of `type`, e.g. Q8_0,
+//! when given). Weights and activations are
 //! pseudo-random. The paths take turns, round after round for 0.3 s per path, and each
 //! path's fastest run is kept: on a shared machine, load then falls on all paths alike.
 
@@ -71,6 +72,8 @@ fn cells(times: &[Option<f64>]) -> String {
 
 fn main() {
     let threads: usize = std::env::args().nth(1).and_then(|t| t.parse().ok()).unwrap_or(2);
+    let only = std::env::args().nth(2);
+    let wanted = |name: &str| only.as_deref().is_none_or(|only| only == name);
     let parallel = |n: usize, f: &(dyn Fn(Range<usize>) + Sync)| run_parallel(threads, n, f);
     let paths = Isa::all_supported();
     let names: Vec<&str> = paths.iter().map(|isa| isa.name()).collect();
@@ -78,7 +81,7 @@ fn main() {
     println!("| product | rows | {} |", names.join(" | "));
     println!("|---|---:|{}", "---:|".repeat(paths.len()));
     let k_shapes = [(WeightType::Q4K, 17920, 1536), (WeightType::Q4K, 1536, 8960), (WeightType::Q6K, 1536, 8960)];
-    for (ty, n, width) in k_shapes {
+    for (ty, n, width) in k_shapes.into_iter().filter(|(ty, _, _)| wanted(&format!("{ty:?}"))) {
         let w = k_quant_weights(ty, n, width);
         for m in [1, 7, 8, 64, 512] {
             let x = pseudo_random(m * width, 3);
@@ -91,7 +94,8 @@ fn main() {
             println!("| {ty:?} {n}×{width} | {m} | {} |", cells(&times));
         }
     }
-    for (n, width) in [(1152, 576), (9728, 896), (896, 4864)] {
+    let q8_shapes = if wanted("Q8_0") { &[(1152, 576), (9728, 896), (896, 4864)][..] } else { &[] };
+    for &(n, width) in q8_shapes {
         let w = Q8Rows::quantize(&pseudo_random(n * width, 5), n, width).expect("sizes agree");
         for m in [1, 7, 8, 64, 512] {
             let x = pseudo_random(m * width, 3);

@@ -1,6 +1,8 @@
 //! The aarch64 byte dot products the ARM paths share. `sdot` and `smmla` are written as inline
 //! assembly: Rust's intrinsics for them (`vdotq_s32`, `vmmlaq_s32`) are not stable yet, while
-//! runtime detection of the features is.
+//! runtime detection of the features is. Each function enables the features it needs itself
+//! (`#[inline]`, not `always`: the two do not combine), so they compile whatever CPU the build
+//! names, and inline into callers that enable as much.
 
 use std::arch::aarch64::*;
 use std::arch::asm;
@@ -9,9 +11,9 @@ use std::arch::asm;
 /// `b` (signed): the `sdot` instruction.
 ///
 /// # Safety
-/// The CPU must have the dot-product extension (`dotprod`), and the caller must be compiled
-/// with it enabled (`#[target_feature(enable = "dotprod")]`).
-#[inline(always)]
+/// The CPU must have the dot-product extension (`dotprod`).
+#[inline]
+#[target_feature(enable = "neon,dotprod")]
 pub unsafe fn sdot(mut acc: int32x4_t, a: int8x16_t, b: int8x16_t) -> int32x4_t {
     asm!("sdot {acc:v}.4s, {a:v}.16b, {b:v}.16b", acc = inout(vreg) acc, a = in(vreg) a, b = in(vreg) b, options(pure, nomem, nostack));
     acc
@@ -23,7 +25,8 @@ pub unsafe fn sdot(mut acc: int32x4_t, a: int8x16_t, b: int8x16_t) -> int32x4_t 
 ///
 /// # Safety
 /// The CPU must have NEON (every aarch64 CPU does).
-#[inline(always)]
+#[inline]
+#[target_feature(enable = "neon")]
 pub unsafe fn sdot_neon(acc: int32x4_t, a: int8x16_t, b: int8x16_t) -> int32x4_t {
     let low = vmull_s8(vget_low_s8(a), vget_low_s8(b));
     let high = vmull_high_s8(a, b);
@@ -36,9 +39,9 @@ pub unsafe fn sdot_neon(acc: int32x4_t, a: int8x16_t, b: int8x16_t) -> int32x4_t
 /// instruction.
 ///
 /// # Safety
-/// The CPU must have the 8-bit matrix multiply extension (`i8mm`), and the caller must be
-/// compiled with it enabled.
-#[inline(always)]
+/// The CPU must have the 8-bit matrix multiply extension (`i8mm`).
+#[inline]
+#[target_feature(enable = "neon,i8mm")]
 pub unsafe fn smmla(mut acc: int32x4_t, a: int8x16_t, b: int8x16_t) -> int32x4_t {
     asm!("smmla {acc:v}.4s, {a:v}.16b, {b:v}.16b", acc = inout(vreg) acc, a = in(vreg) a, b = in(vreg) b, options(pure, nomem, nostack));
     acc

@@ -83,8 +83,9 @@ pub struct CpuKernels {
 }
 
 /// The fastest path this CPU runs, or the one `ASSAY_CPU` names (`scalar`, `avx2`, `avxvnni`,
-/// `avx512`, `neon`, `dotprod`, `i8mm`; docs/runtime.md), so one machine can measure each path it can run. An unknown
-/// name, or a path this CPU lacks, is an error naming both. Read once per process.
+/// `avx512`, `neon`, `dotprod`, `i8mm`; docs/runtime.md), so one machine can measure each path
+/// it can run. An unknown name, or a path this CPU lacks, is an error naming both. Read once
+/// per process.
 pub fn cpu_kernels() -> Result<CpuKernels> {
     static CHOICE: OnceLock<std::result::Result<CpuKernels, String>> = OnceLock::new();
     CHOICE
