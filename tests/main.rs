@@ -14,6 +14,7 @@
 
 mod common;
 mod llm_common;
+mod local_http;
 
 mod bad_input;
 mod agree_calibrate;
@@ -26,6 +27,7 @@ mod concurrent_runs;
 mod corpus_read;
 mod dataset_integrity;
 mod generate_pairs;
+mod http_secrets;
 mod http_target;
 mod judge_agreement;
 mod judge_choice;

@@ -49,6 +49,22 @@ impl ServerSpec {
         if self.timeout_s == 0 {
             return Some("timeout_s: must be at least 1".into());
         }
+        if self.api_key_env.as_deref().is_some_and(|name| !is_env_name(name)) {
+            // Not repeated: what was given is often the key itself, pasted in place of its
+            // variable's name, and would land in the terminal and the models file's errors.
+            return Some(
+                "api_key_env: not an environment variable name ([A-Z_][A-Z0-9_]*); give the name of the \
+                 variable that holds the key (e.g. MY_SERVER_KEY), never the key"
+                    .into(),
+            );
+        }
         None
     }
+}
+
+/// Whether `name` is an environment variable name as shells write them: `[A-Z_][A-Z0-9_]*`.
+pub fn is_env_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    matches!(bytes.next(), Some(b'A'..=b'Z' | b'_'))
+        && bytes.all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }

@@ -4,6 +4,12 @@
 //! recorded. Timeouts, connection errors, 429 and 5xx are retried with backoff; an answer that
 //! never comes becomes the item's error — naming the endpoint and what the server said — so
 //! the item is unscored (never zero) and `assay run --resume` asks again.
+//!
+//! Redirects are not followed, to any host: the request carries the file's secrets in headers
+//! and the URL, and a redirect would hand them to whatever host it names (ureq keeps every
+//! header but `Authorization` and `Cookie` across hosts) and may turn https into http. A
+//! service that redirects is reported with where it pointed, so the file can name the final
+//! URL. The response is read up to `llm::capped_body::MAX_RESPONSE_BYTES`.
 
 use std::io::{BufRead, BufReader, Read};
 use std::ops::ControlFlow;
@@ -11,14 +17,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::http_spec::{expand_env, HttpTargetSpec, ResponseStream};
+use super::http_spec::{HttpTargetSpec, ResponseStream};
 use super::{Target, TargetError};
 use crate::dataset::Question;
+use crate::llm::capped_body::{is_too_large, CappedBody, MAX_RESPONSE_BYTES};
 use crate::llm::sse;
 use crate::record::Answer;
-
-/// A response body larger than this is refused (an answer is text, not a download).
-const MAX_RESPONSE_BYTES: u64 = 16 << 20;
 
 pub struct HttpTarget {
     spec: HttpTargetSpec,
@@ -39,6 +43,7 @@ impl HttpTarget {
         let agent = ureq::AgentBuilder::new()
             .timeout_connect(Duration::from_secs(spec.timeout_s.min(10)))
             .timeout(Duration::from_secs(spec.timeout_s))
+            .redirects(0)
             .build();
         HttpTarget {
             concurrency: concurrency.unwrap_or(spec.concurrency).max(1),
@@ -87,10 +92,10 @@ impl HttpTarget {
     }
 
     fn attempt(&self, body: Option<&serde_json::Value>) -> Result<Answer, Attempt> {
-        let url = expand_env(&self.spec.url).map_err(Attempt::Final)?;
+        let url = self.spec.expand(&self.spec.url).map_err(Attempt::Final)?;
         let mut request = self.agent.request(&self.spec.method, &url);
         for (name, value) in &self.spec.headers {
-            request = request.set(name, &expand_env(value).map_err(Attempt::Final)?);
+            request = request.set(name, &self.spec.expand(value).map_err(Attempt::Final)?);
         }
         let started = Instant::now();
         let sent = match body {
@@ -121,13 +126,16 @@ impl HttpTarget {
                 return Err(Attempt::Transient { message, wait: None });
             }
         };
+        if (300..400).contains(&response.status()) {
+            return Err(Attempt::Final(redirect_refused(&response)));
+        }
         let headers_ms = started.elapsed().as_millis() as u64;
         let content_type = response.content_type().to_ascii_lowercase();
         if content_type.contains("html") {
             let page = snippet(&response.into_string().unwrap_or_default());
             return Err(Attempt::Final(format!("returned an HTML page, not JSON: {page}")));
         }
-        let reader = response.into_reader().take(MAX_RESPONSE_BYTES);
+        let reader = CappedBody::new(response.into_reader(), MAX_RESPONSE_BYTES);
         let read = match self.spec.response.stream {
             ResponseStream::None => self.read_whole(reader),
             ResponseStream::Sse => self.read_stream(reader, started, true),
@@ -144,9 +152,10 @@ impl HttpTarget {
 
     fn read_whole(&self, mut reader: impl Read) -> Result<ReadAnswer, Attempt> {
         let mut text = String::new();
-        reader
-            .read_to_string(&mut text)
-            .map_err(|e| Attempt::Transient { message: format!("reading the response: {e}"), wait: None })?;
+        reader.read_to_string(&mut text).map_err(|e| match is_too_large(&e) {
+            true => Attempt::Final(e.to_string()),
+            false => Attempt::Transient { message: format!("reading the response: {e}"), wait: None },
+        })?;
         let json: serde_json::Value = serde_json::from_str(&text)
             .map_err(|e| Attempt::Final(format!("the response is not JSON ({e}): {}", snippet(&text))))?;
         let pointer = &self.spec.response.answer;
@@ -196,9 +205,9 @@ impl HttpTarget {
             }
             Ok(ControlFlow::Continue(()))
         };
-        let broke = |e: std::io::Error, n: usize| Attempt::Transient {
-            message: format!("the stream broke after {n} chunks: {e}"),
-            wait: None,
+        let broke = |e: std::io::Error, n: usize| match is_too_large(&e) {
+            true => Attempt::Final(format!("after {n} chunks, {e}")),
+            false => Attempt::Transient { message: format!("the stream broke after {n} chunks: {e}"), wait: None },
         };
         let cancelled = || self.cancelled();
         let cancel = || Attempt::Final("cancelled".into());
@@ -316,6 +325,28 @@ fn render_value(value: &toml::Value, context: &minijinja::Value) -> Result<serde
                 .collect::<Result<_, String>>()?,
         ),
     })
+}
+
+/// What a refused redirect says: its status and the host it pointed to (not the whole
+/// `Location`, which may carry the request's own query back).
+fn redirect_refused(response: &ureq::Response) -> String {
+    let status = response.status();
+    let target = response
+        .header("location")
+        .map(|location| match location.split_once("://") {
+            Some((_, rest)) => {
+                let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+                // Any user info before `@` stays out of the message.
+                let host = authority.rsplit('@').next().unwrap_or(authority);
+                format!("host {host:?}")
+            }
+            None => "another path on the same host".into(),
+        })
+        .unwrap_or_else(|| "no location".into());
+    format!(
+        "HTTP {status}: the service redirects (to {target}); redirects are not followed, so secrets never reach \
+         another host: write the final URL in the file"
+    )
 }
 
 /// The start of a server's text for an error message, on one line.

@@ -4,14 +4,18 @@
 //! chunk of a server-sent-events or newline-delimited JSON stream). Read and checked whole
 //! before a run starts; errors name the file, line and field.
 //!
-//! Secrets stay out of the file: `${NAME}` in a header or the URL is read from the
-//! environment when a request is sent, so the token is never in the file's hash, the
-//! database or a report.
+//! Secrets stay out of the file: `${NAME}` in a header value or the URL's path or query is read
+//! from the environment when a request is sent, so the token is never in the file's hash, the
+//! database or a report. A file reads only the variables it lists in `secrets` (a file someone
+//! sent you cannot quietly read `AWS_SECRET_ACCESS_KEY`: the list is at the top, to review), and
+//! never in the URL's scheme or host, so where requests go is always written in the file.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+
+use crate::models::server_spec::is_env_name;
 
 #[derive(Debug, thiserror::Error)]
 pub enum HttpSpecError {
@@ -40,7 +44,10 @@ pub enum ResponseStream {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HttpTargetSpec {
-    /// The endpoint; `${NAME}` is read from the environment.
+    /// The environment variables `${NAME}` may read: every one used must be listed here.
+    #[serde(default)]
+    pub secrets: Vec<String>,
+    /// The endpoint; `${NAME}` (a listed secret) may stand in its path or query.
     pub url: String,
     #[serde(default = "default_method")]
     pub method: String,
@@ -111,15 +118,36 @@ impl HttpTargetSpec {
     }
 
     fn check(&self) -> Result<(), String> {
-        let url = expand_env(&self.url).map_err(|e| format!("field `url`: {e}"))?;
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(format!("field `url`: {url:?} is not an http:// or https:// URL"));
+        for (i, name) in self.secrets.iter().enumerate() {
+            if !is_env_name(name) {
+                // Not echoed: a pasted token in place of a name would land in the message.
+                return Err(format!(
+                    "field `secrets`: entry {} is not an environment variable name (capitals, digits and _, \
+                     not starting with a digit)",
+                    i + 1
+                ));
+            }
         }
+        // Messages quote the URL as written: its expansion may hold a secret.
+        if !(self.url.starts_with("http://") || self.url.starts_with("https://")) {
+            return Err(format!("field `url`: {:?} is not an http:// or https:// URL", self.url));
+        }
+        if self.url[..self.url.find("://").map_or(0, |i| i + 3)].contains("${") || authority(&self.url).contains("${") {
+            return Err(format!(
+                "field `url`: `${{…}}` in the scheme or host of {:?}: a secret may stand in the path or query, \
+                 never choose where requests go",
+                self.url
+            ));
+        }
+        self.expand(&self.url).map_err(|e| format!("field `url`: {e}"))?;
         if !["GET", "POST", "PUT"].contains(&self.method.as_str()) {
             return Err(format!("field `method`: {:?} (expected GET, POST or PUT)", self.method));
         }
         for (name, value) in &self.headers {
-            expand_env(value).map_err(|e| format!("field `headers.{name}`: {e}"))?;
+            if name.contains("${") {
+                return Err(format!("field `headers.{name}`: `${{…}}` may stand in a header's value, not its name"));
+            }
+            self.expand(value).map_err(|e| format!("field `headers.{name}`: {e}"))?;
         }
         if self.method == "GET" && self.body.is_some() {
             return Err("field `body`: a GET request has no body".into());
@@ -141,8 +169,24 @@ impl HttpTargetSpec {
     }
 }
 
-/// `${NAME}` replaced by the environment variable NAME; an unset one is an error naming it.
-pub fn expand_env(text: &str) -> Result<String, String> {
+impl HttpTargetSpec {
+    /// `text` with each `${NAME}` replaced by that environment variable, for names the file
+    /// lists in `secrets`; an unlisted or unset one is an error naming it (never its value).
+    pub fn expand(&self, text: &str) -> Result<String, String> {
+        expand_env(text, &self.secrets)
+    }
+}
+
+/// The URL's host and port (and user info): what lies between `://` and the path.
+fn authority(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// `${NAME}` replaced by the environment variable NAME when `allowed` lists it; an unlisted or
+/// unset one is an error naming it.
+pub fn expand_env(text: &str, allowed: &[String]) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -150,8 +194,14 @@ pub fn expand_env(text: &str) -> Result<String, String> {
         let after = &rest[start + 2..];
         let end = after.find('}').ok_or_else(|| format!("`${{` without a closing `}}` in {text:?}"))?;
         let name = &after[..end];
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            return Err(format!("`${{{name}}}` is not an environment variable name"));
+        if !is_env_name(name) {
+            return Err(format!("`${{{name}}}` is not an environment variable name (capitals, digits and _)"));
+        }
+        if !allowed.iter().any(|a| a == name) {
+            return Err(format!(
+                "`${{{name}}}` is not listed in `secrets`: add `secrets = [\"{name}\"]` at the top of the file \
+                 to let it read that variable"
+            ));
         }
         let value = std::env::var(name).map_err(|_| format!("environment variable {name} is not set"))?;
         out.push_str(&value);
@@ -205,13 +255,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn environment_references_expand_and_unset_ones_are_named() {
+    fn listed_references_expand_and_others_are_named() {
         std::env::set_var("ASSAY_SPEC_TEST_TOKEN", "s3cret");
-        assert_eq!(expand_env("Bearer ${ASSAY_SPEC_TEST_TOKEN}").unwrap(), "Bearer s3cret");
-        assert_eq!(expand_env("no references").unwrap(), "no references");
-        let err = expand_env("Bearer ${ASSAY_SPEC_TEST_UNSET}").unwrap_err();
+        let listed = ["ASSAY_SPEC_TEST_TOKEN".to_string(), "ASSAY_SPEC_TEST_UNSET".to_string()];
+        assert_eq!(expand_env("Bearer ${ASSAY_SPEC_TEST_TOKEN}", &listed).unwrap(), "Bearer s3cret");
+        assert_eq!(expand_env("no references", &[]).unwrap(), "no references");
+        let err = expand_env("Bearer ${ASSAY_SPEC_TEST_UNSET}", &listed).unwrap_err();
         assert!(err.contains("ASSAY_SPEC_TEST_UNSET is not set"), "{err}");
-        assert!(expand_env("${unclosed").is_err());
-        assert!(expand_env("${bad name}").is_err());
+        let err = expand_env("Bearer ${ASSAY_SPEC_TEST_TOKEN}", &[]).unwrap_err();
+        assert!(err.contains("not listed in `secrets`") && !err.contains("s3cret"), "{err}");
+        assert!(expand_env("${unclosed", &listed).is_err());
+        assert!(expand_env("${bad name}", &listed).is_err());
+        assert!(expand_env("${lower}", &["lower".to_string()]).is_err());
+    }
+
+    #[test]
+    fn env_names_are_capitals_digits_and_underscores() {
+        for good in ["MY_KEY", "_X", "A1"] {
+            assert!(is_env_name(good), "{good}");
+        }
+        for bad in ["", "1A", "my_key", "sk-abc123", "A B", "A-B"] {
+            assert!(!is_env_name(bad), "{bad}");
+        }
     }
 }
