@@ -60,5 +60,6 @@ mod retrieve_dense;
 mod retrieve_index;
 mod retrieve_rerank;
 mod retrieve_trailgear;
+mod served_identity;
 mod server_models;
 mod template_memory;

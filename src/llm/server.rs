@@ -6,11 +6,18 @@
 //!
 //! Registered in the user's models file as `[[server]]` tables (`assay models add-server`,
 //! server_spec.rs).
+//!
+//! Every response is read through `capped_body` (an answer is text, never gigabytes), and
+//! redirects are not followed: the API key travels in the request, and an endpoint that
+//! redirects is reported so its final URL can be registered. Generations are cached under
+//! [`ServerModel::identity`] — the endpoints, the model name and what the server says about the
+//! model it serves — never under the name alone: llama-server calls every model `model`.
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use super::capped_body::{is_too_large, CappedBody, MAX_RESPONSE_BYTES};
 use super::chat_template::ChatMessage;
 use super::error::{LlmError, Result};
 use super::generate::GenerationParams;
@@ -40,6 +47,7 @@ impl ServerModel {
         let agent = ureq::AgentBuilder::new()
             .timeout_connect(Duration::from_secs(10))
             .timeout(Duration::from_secs(spec.timeout_s))
+            .redirects(0)
             .build();
         ServerModel {
             spec,
@@ -60,7 +68,8 @@ impl ServerModel {
         }
     }
 
-    fn post(&self, base: &str, path: &str, body: &serde_json::Value) -> std::result::Result<ureq::Response, ureq::Error> {
+    /// POST `body` to `base` + `path`; a failure says whether another try may help.
+    fn post(&self, base: &str, path: &str, body: &serde_json::Value) -> std::result::Result<ureq::Response, (String, bool)> {
         let mut request = self
             .agent
             .post(&format!("{}{path}", base.trim_end_matches('/')))
@@ -68,7 +77,17 @@ impl ServerModel {
         if let Ok(Some(key)) = self.api_key() {
             request = request.set("Authorization", &format!("Bearer {key}"));
         }
-        request.send_json(body)
+        not_redirected(request.send_json(body).map_err(request_error)?)
+    }
+
+    /// GET `base` + `path` as JSON (capped), within `timeout`.
+    fn get_json(&self, url: &str, timeout: Duration) -> std::result::Result<serde_json::Value, (String, bool)> {
+        let mut request = self.agent.get(url).timeout(timeout);
+        if let Ok(Some(key)) = self.api_key() {
+            request = request.set("Authorization", &format!("Bearer {key}"));
+        }
+        let response = not_redirected(request.call().map_err(request_error)?)?;
+        read_json(response)
     }
 
     /// Chat completion of `messages`, streamed. Transient failures move to the next replica
@@ -113,11 +132,7 @@ impl ServerModel {
             "top_logprobs": top,
         });
         self.with_retries(None, |base| {
-            let reply = self
-                .post(base, "/chat/completions", &body)
-                .map_err(request_error)?
-                .into_json::<serde_json::Value>()
-                .map_err(|e| (format!("the reply is not JSON: {e}"), false))?;
+            let reply = read_json(self.post(base, "/chat/completions", &body)?)?;
             let top = reply
                 .pointer("/choices/0/logprobs/content/0/top_logprobs")
                 .and_then(|t| t.as_array())
@@ -175,7 +190,7 @@ impl ServerModel {
         cancel: Option<&AtomicBool>,
     ) -> std::result::Result<ServerGeneration, (String, bool)> {
         let started = Instant::now();
-        let response = self.post(base, "/chat/completions", body).map_err(request_error)?;
+        let response = self.post(base, "/chat/completions", body)?;
         let mut out = ServerGeneration {
             text: String::new(),
             prompt_tokens: None,
@@ -185,7 +200,7 @@ impl ServerModel {
         };
         let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
         let events = sse::read_events(
-            response.into_reader(),
+            CappedBody::new(response.into_reader(), MAX_RESPONSE_BYTES),
             &cancelled,
             |data| {
                 let data = data.trim();
@@ -212,7 +227,10 @@ impl ServerModel {
                 }
                 Ok(ControlFlow::Continue(()))
             },
-            |e, n| (format!("the stream broke after {n} chunks: {e}"), true),
+            |e, n| match is_too_large(&e) {
+                true => (format!("after {n} chunks, {e}"), false),
+                false => (format!("the stream broke after {n} chunks: {e}"), true),
+            },
             || ("cancelled".to_string(), false),
         )?;
         if events == 0 {
@@ -221,38 +239,68 @@ impl ServerModel {
         Ok(out)
     }
 
+    /// What identifies the model this spec reaches, for the generation cache and a run's
+    /// config: every endpoint, the model name, and what each endpoint reports about the model it
+    /// serves — its `/models` entry (llama-server adds the weights' size, parameter count and
+    /// vocabulary) and, where the server has one, llama-server's `/props` (the model file's path
+    /// and its chat template). A field that changes on every start (`created`) is left out. An
+    /// endpoint that does not answer still counts by its URL: two servers never share a key,
+    /// whatever they call their model.
+    pub fn identity(&self) -> String {
+        let timeout = Duration::from_secs(5);
+        let mut parts = vec![format!("model={}", self.spec.model)];
+        for base in &self.spec.base_urls {
+            let base = base.trim_end_matches('/');
+            parts.push(format!("endpoint={base}"));
+            if let Ok(list) = self.get_json(&format!("{base}/models"), timeout) {
+                let entries = list.pointer("/data").and_then(|d| d.as_array()).cloned().unwrap_or_default();
+                let entry = entries
+                    .iter()
+                    .find(|m| m.get("id").and_then(|i| i.as_str()) == Some(self.spec.model.as_str()))
+                    .or_else(|| entries.first().filter(|_| entries.len() == 1));
+                if let Some(mut entry) = entry.cloned() {
+                    if let Some(fields) = entry.as_object_mut() {
+                        fields.remove("created");
+                    }
+                    parts.push(format!("models={entry}"));
+                }
+            }
+            // llama-server's `/props` sits beside the API root, outside `/v1`.
+            let root = base.strip_suffix("/v1").unwrap_or(base);
+            if let Ok(props) = self.get_json(&format!("{root}/props"), timeout) {
+                for field in ["model_path", "chat_template", "model_alias"] {
+                    if let Some(value) = props.get(field) {
+                        parts.push(format!("props.{field}={value}"));
+                    }
+                }
+            }
+        }
+        parts.join("\n")
+    }
+
     /// Whether each replica answers (`GET /models`), with the reason when one does not.
     pub fn probe(&self) -> Vec<(String, std::result::Result<(), String>)> {
         self.spec
             .base_urls
             .iter()
             .map(|base| {
-                let mut request = self
-                    .agent
-                    .get(&format!("{}/models", base.trim_end_matches('/')))
-                    .timeout(Duration::from_secs(5));
-                if let Ok(Some(key)) = self.api_key() {
-                    request = request.set("Authorization", &format!("Bearer {key}"));
-                }
-                let outcome = match request.call() {
-                    Ok(r) => match r.into_json::<serde_json::Value>() {
-                        Ok(list) => {
-                            let names: Vec<&str> = list
-                                .pointer("/data")
-                                .and_then(|d| d.as_array())
-                                .map(|d| d.iter().filter_map(|m| m.get("id").and_then(|i| i.as_str())).collect())
-                                .unwrap_or_default();
-                            // llama-server serves one model whatever the name asked; others
-                            // list theirs, and a name they do not list would be refused.
-                            if names.is_empty() || names.contains(&self.spec.model.as_str()) || names.len() == 1 {
-                                Ok(())
-                            } else {
-                                Err(format!("serves {} but not {}", names.join(", "), self.spec.model))
-                            }
+                let url = format!("{}/models", base.trim_end_matches('/'));
+                let outcome = match self.get_json(&url, Duration::from_secs(5)) {
+                    Ok(list) => {
+                        let names: Vec<&str> = list
+                            .pointer("/data")
+                            .and_then(|d| d.as_array())
+                            .map(|d| d.iter().filter_map(|m| m.get("id").and_then(|i| i.as_str())).collect())
+                            .unwrap_or_default();
+                        // llama-server serves one model whatever the name asked; others
+                        // list theirs, and a name they do not list would be refused.
+                        if names.is_empty() || names.contains(&self.spec.model.as_str()) || names.len() == 1 {
+                            Ok(())
+                        } else {
+                            Err(format!("serves {} but not {}", names.join(", "), self.spec.model))
                         }
-                        Err(e) => Err(format!("/models is not JSON: {e}")),
-                    },
-                    Err(e) => Err(request_error(e).0),
+                    }
+                    Err((message, _)) => Err(message),
                 };
                 (base.clone(), outcome)
             })
@@ -268,6 +316,36 @@ fn messages_json(messages: &[ChatMessage]) -> Vec<serde_json::Value> {
         .iter()
         .map(|m| serde_json::json!({"role": m.role, "content": for_server(&m.content)}))
         .collect()
+}
+
+/// A 3xx reply as an error: redirects are not followed (see the module comment).
+fn not_redirected(response: ureq::Response) -> std::result::Result<ureq::Response, (String, bool)> {
+    if !(300..400).contains(&response.status()) {
+        return Ok(response);
+    }
+    let location = response.header("location").unwrap_or("nowhere");
+    let host = match location.split_once("://") {
+        Some((_, rest)) => rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())].rsplit('@').next().unwrap_or(""),
+        None => "the same host",
+    };
+    Err((
+        format!(
+            "HTTP {}: the server redirects (to {host}); redirects are not followed: register its final URL",
+            response.status()
+        ),
+        false,
+    ))
+}
+
+/// A reply's JSON, read up to the response cap.
+fn read_json(response: ureq::Response) -> std::result::Result<serde_json::Value, (String, bool)> {
+    serde_json::from_reader(CappedBody::new(response.into_reader(), MAX_RESPONSE_BYTES)).map_err(|e| {
+        if e.is_io() {
+            let io = std::io::Error::from(e);
+            return (format!("reading the reply: {io}"), !is_too_large(&io));
+        }
+        (format!("the reply is not JSON: {e}"), false)
+    })
 }
 
 /// A failed request's message, and whether another try may help (timeouts, connection
