@@ -220,7 +220,7 @@ fn store_run(store: &mut Store, set: &str, ids: &[&str]) -> RunRecord {
     run
 }
 
-fn compare(store: &Store, a: &RunRecord, b: &RunRecord) -> (assay::run::PairwiseOutcome, Vec<PairwiseProgress>) {
+fn compare(store: &Store, a: &RunRecord, b: &RunRecord) -> (assay::compare::PairwiseOutcome, Vec<PairwiseProgress>) {
     let request = PairwiseRequest {
         run_a: a,
         run_b: b,

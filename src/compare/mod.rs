@@ -4,7 +4,8 @@
 //! interval, the mean paired difference with a seeded 95% BCa bootstrap interval, the paired
 //! permutation test's p (Holm-adjusted over the secondary metrics), wins / ties / losses with a
 //! sign test. One metric is primary and carries the headline. Items unscored in either run are
-//! counted and left out of every figure, never folded in as zeros.
+//! counted and left out of every figure, never folded in as zeros. A pairwise comparison
+//! (`pairwise`) is read from judgments of both answers side by side instead.
 
 mod breakdown;
 mod experiment;
@@ -12,6 +13,7 @@ mod headline;
 mod knowledge;
 mod leaderboard;
 mod paired;
+mod pairwise;
 mod runs;
 mod sign_test;
 
@@ -28,3 +30,4 @@ pub use paired::{
 };
 pub use runs::{compare_runs, compare_runs_on};
 pub use sign_test::sign_test_p;
+pub use pairwise::{pairwise_headline, pairwise_verdict, PairwiseOutcome};

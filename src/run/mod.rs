@@ -24,8 +24,8 @@ pub use experiment::{knowledge_removals, plan_experiment, ExperimentKind, Experi
 pub use calibration::{judge_agreement, AgreementRequest, Calibration, CalibrationError, JudgeAgreement};
 pub use judge_catalog::{judge_catalog, judge_spec};
 pub use pairwise::{
-    compare_pairwise, pairwise_compare, pairwise_headline, pairwise_judge, pairwise_spec, pairwise_verdict, PairwiseError,
-    PairwiseOrder, PairwiseOutcome, PairwiseProgress, PairwiseRequest, DEFAULT_PAIRWISE_JUDGE,
+    compare_pairwise, pairwise_compare, pairwise_judge, pairwise_spec, PairwiseError, PairwiseOrder,
+    PairwiseProgress, PairwiseRequest, DEFAULT_PAIRWISE_JUDGE,
 };
 pub use index::build_index;
 pub use pair_generator::pair_generator;

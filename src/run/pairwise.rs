@@ -3,12 +3,13 @@
 //! (`store::pairwise`), judgments already stored for the same runs, judge spec, judge model and
 //! answers are reused (the judge model is not even loaded when nothing is missing), and the
 //! statistics (`stats::pairwise_statistics`) give the verdict by the rule every metric of a
-//! comparison uses: p below 0.05 and the interval on one side of "no preference".
+//! comparison uses (`compare::pairwise_verdict`): p below 0.05 and the interval on one side of
+//! "no preference".
 //!
 //! It lives here, not in `compare`, because it runs a judge; `compare` only reads stored
 //! figures.
 
-use crate::compare::{format_p, Verdict, ALPHA, MIN_PAIRS_FOR_VERDICT};
+use crate::compare::{pairwise_headline, pairwise_verdict, PairwiseOutcome};
 use crate::dataset::Question;
 use crate::judge::pairwise::{JudgingPairs, PairwiseJudge, ServedPairwiseJudge};
 use crate::judge::spec::{self, JudgeMode, JudgeSpec};
@@ -17,11 +18,12 @@ use crate::llm::model::LanguageModel;
 use crate::llm::server::ServerModel;
 use crate::models::registry::Registry;
 use crate::record::{Answer, PairwiseJudgment, RunRecord};
-use crate::stats::{pairwise_statistics, PairwiseStatistics};
+use crate::stats::pairwise_statistics;
 use crate::store::{PairwiseKey, Store, StoreError};
+use super::request::DEFAULT_JUDGE_MODEL;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -66,30 +68,35 @@ pub enum PairwiseProgress {
     Judged { question_id: String, done: usize, missing: usize, error: Option<String> },
 }
 
-/// The comparison: every judgment and the statistics over them.
-#[derive(Debug, Clone, Serialize)]
-pub struct PairwiseOutcome {
+/// What a face asks for by name: the database, the two runs (id, unique prefix or name), the
+/// judge (`better` when None; from the built-ins and `judges_dir`) and the judge model
+/// (`DEFAULT_JUDGE_MODEL` when None).
+#[derive(Debug, Clone)]
+pub struct PairwiseOrder {
+    pub database: PathBuf,
     pub run_a: String,
-    pub name_a: String,
     pub run_b: String,
-    pub name_b: String,
-    pub judge: String,
-    pub judge_sha256: String,
-    pub judge_model: String,
-    /// How this comparison's new judgments were read (None when every one was reused).
-    pub scoring: Option<String>,
-    /// One per question both runs answered, in run A's order.
-    pub judgments: Vec<PairwiseJudgment>,
-    /// Questions only one of the runs answered (left out).
-    pub excluded: usize,
-    /// Judgments read from the store / made now.
-    pub reused: usize,
-    pub judged: usize,
-    /// None when no question could be scored.
-    pub statistics: Option<PairwiseStatistics>,
-    pub verdict: Verdict,
-    /// The sentence the comparison leads with, naming the better run.
-    pub headline: String,
+    pub judge: Option<String>,
+    pub judges_dir: Option<PathBuf>,
+    pub judge_model: Option<String>,
+    pub device: DeviceChoice,
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// The pairwise comparison both faces call: the runs and the judge found by name (every
+/// error before a model loads), then `pairwise_compare`.
+pub fn compare_pairwise(order: &PairwiseOrder, events: &mut dyn FnMut(PairwiseProgress)) -> Result<PairwiseOutcome, PairwiseError> {
+    let store = Store::open_existing(&order.database)?;
+    let (run_a, run_b) = (store.find_run(&order.run_a)?, store.find_run(&order.run_b)?);
+    let request = PairwiseRequest {
+        run_a: &run_a,
+        run_b: &run_b,
+        spec: pairwise_spec(order.judge.as_deref(), order.judges_dir.as_deref())?,
+        judge_model: order.judge_model.clone().unwrap_or_else(|| DEFAULT_JUDGE_MODEL.to_string()),
+        device: order.device,
+        cancel: order.cancel.clone(),
+    };
+    pairwise_compare(&store, &request, events)
 }
 
 /// A pairwise judge spec by name (`better` when None), from the built-ins and `judges_dir`.
@@ -220,53 +227,4 @@ fn answered_by_both(store: &Store, run_a: &RunRecord, run_b: &RunRecord) -> Resu
         .collect();
     let excluded = all_ids.len() - pairs.len();
     Ok((pairs, excluded))
-}
-
-/// The verdict rule of every comparison: at least `MIN_PAIRS_FOR_VERDICT` questions, the
-/// permutation test's p below `ALPHA` and the win rate's interval wholly on one side of 0.5.
-pub fn pairwise_verdict(statistics: Option<&PairwiseStatistics>) -> Verdict {
-    let Some(s) = statistics else { return Verdict::NoPairs };
-    if s.pairs < MIN_PAIRS_FOR_VERDICT {
-        return Verdict::TooFewPairs;
-    }
-    if s.permutation_p < ALPHA && s.win_rate_ci95[0] > 0.5 {
-        Verdict::BBetter
-    } else if s.permutation_p < ALPHA && s.win_rate_ci95[1] < 0.5 {
-        Verdict::ABetter
-    } else {
-        Verdict::NoSignificantDifference
-    }
-}
-
-/// The sentence a pairwise comparison leads with, computed from its figures.
-pub fn pairwise_headline(outcome: &PairwiseOutcome) -> String {
-    let Some(s) = &outcome.statistics else {
-        return format!(
-            "Pairwise ({} on {}): no question both runs answered could be judged.",
-            outcome.judge, outcome.judge_model
-        );
-    };
-    let length = s
-        .length_controlled
-        .as_ref()
-        .map(|l| format!(" ({:.3} at equal length)", l.win_rate))
-        .unwrap_or_default();
-    format!(
-        "Pairwise ({} on {}), {} questions: {} preferred on {}, tie {}, {} on {}; win rate of {} {:.3} [{:.3}, {:.3}]{length}, p = {}; same winner in both orders on {:.0}%: {}.",
-        outcome.judge,
-        outcome.judge_model,
-        s.pairs,
-        outcome.name_b,
-        s.wins,
-        s.ties,
-        outcome.name_a,
-        s.losses,
-        outcome.name_b,
-        s.win_rate,
-        s.win_rate_ci95[0],
-        s.win_rate_ci95[1],
-        format_p(s.permutation_p),
-        100.0 * s.order_consistency,
-        outcome.verdict.describe(&outcome.name_a, &outcome.name_b)
-    )
 }

@@ -67,6 +67,8 @@ enum Command {
         #[arg(long, value_name = "tag|doc")]
         by: Option<assay::compare::GroupBy>,
         #[command(flatten)]
+        pairwise: commands_compare::PairwiseArgs,
+        #[command(flatten)]
         db: DbArg,
     },
     /// Export runs as a report file.
@@ -253,8 +255,9 @@ fn main() {
             seed,
             primary,
             by,
+            pairwise,
             db,
-        } => commands_compare::compare(&runs, json, &fail_under, seed, primary.as_deref(), by, &db),
+        } => commands_compare::compare(&runs, json, &fail_under, seed, primary.as_deref(), by, &pairwise, &db),
         Command::Export {
             runs,
             format,

@@ -1,0 +1,85 @@
+//! The pairwise comparison of two runs as the faces and reports show it: every question's
+//! judgment (both orders), the statistics over them, the verdict by the rule every metric of a
+//! comparison uses, and the sentence it leads with. Made by `run::pairwise_compare` (it runs the
+//! judge); everything here is computed from the stored judgments.
+
+use super::headline::format_p;
+use super::paired::{Verdict, ALPHA, MIN_PAIRS_FOR_VERDICT};
+use crate::record::PairwiseJudgment;
+use crate::stats::PairwiseStatistics;
+use serde::Serialize;
+
+/// The comparison: every judgment and the statistics over them.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairwiseOutcome {
+    pub run_a: String,
+    pub name_a: String,
+    pub run_b: String,
+    pub name_b: String,
+    pub judge: String,
+    pub judge_sha256: String,
+    pub judge_model: String,
+    /// How this comparison's new judgments were read (None when every one was reused).
+    pub scoring: Option<String>,
+    /// One per question both runs answered, in run A's order.
+    pub judgments: Vec<PairwiseJudgment>,
+    /// Questions only one of the runs answered (left out).
+    pub excluded: usize,
+    /// Judgments read from the store / made now.
+    pub reused: usize,
+    pub judged: usize,
+    /// None when no question could be scored.
+    pub statistics: Option<PairwiseStatistics>,
+    pub verdict: Verdict,
+    /// The sentence the comparison leads with, naming the better run.
+    pub headline: String,
+}
+
+/// The verdict rule of every comparison: at least `MIN_PAIRS_FOR_VERDICT` questions, the
+/// permutation test's p below `ALPHA` and the win rate's interval wholly on one side of 0.5.
+pub fn pairwise_verdict(statistics: Option<&PairwiseStatistics>) -> Verdict {
+    let Some(s) = statistics else { return Verdict::NoPairs };
+    if s.pairs < MIN_PAIRS_FOR_VERDICT {
+        return Verdict::TooFewPairs;
+    }
+    if s.permutation_p < ALPHA && s.win_rate_ci95[0] > 0.5 {
+        Verdict::BBetter
+    } else if s.permutation_p < ALPHA && s.win_rate_ci95[1] < 0.5 {
+        Verdict::ABetter
+    } else {
+        Verdict::NoSignificantDifference
+    }
+}
+
+/// The sentence a pairwise comparison leads with, computed from its figures.
+pub fn pairwise_headline(outcome: &PairwiseOutcome) -> String {
+    let Some(s) = &outcome.statistics else {
+        return format!(
+            "Pairwise ({} on {}): no question both runs answered could be judged.",
+            outcome.judge, outcome.judge_model
+        );
+    };
+    let length = s
+        .length_controlled
+        .as_ref()
+        .map(|l| format!(" ({:.3} at equal length)", l.win_rate))
+        .unwrap_or_default();
+    format!(
+        "Pairwise ({} on {}), {} questions: {} preferred on {}, tie {}, {} on {}; win rate of {} {:.3} [{:.3}, {:.3}]{length}, p = {}; same winner in both orders on {:.0}%: {}.",
+        outcome.judge,
+        outcome.judge_model,
+        s.pairs,
+        outcome.name_b,
+        s.wins,
+        s.ties,
+        outcome.name_a,
+        s.losses,
+        outcome.name_b,
+        s.win_rate,
+        s.win_rate_ci95[0],
+        s.win_rate_ci95[1],
+        format_p(s.permutation_p),
+        100.0 * s.order_consistency,
+        outcome.verdict.describe(&outcome.name_a, &outcome.name_b)
+    )
+}
