@@ -43,6 +43,29 @@ FORBIDDEN = {
     "generate": {"run", "stats", "compare", "report"},
 }
 
+# Face rules (DESIGN.md, The front door): the CLI and the desktop app map arguments in and
+# events out; they reach the library only through its front doors (`run`: experiments, stored
+# runs, the judge catalog and calibration; `compare`; `report`; `generate`; `models`; `bench`),
+# the inputs they name (`dataset`, `corpus`) and the records they show (`record`, and `stats`
+# for a run read back with its summary). Never the stages behind them: `llm`, `judge`,
+# `store`, `retrieve`, `targets`, `metrics`.
+FACES = ["src/bin/assay", "src-tauri/src"]
+FACE_MODULES = {"run", "compare", "report", "generate", "models", "bench", "dataset", "corpus", "record", "stats"}
+# Argument types a face parses its input into (a clap value, a form field): values with no
+# behaviour, named where they are defined.
+FACE_VOCABULARY = {"DeviceChoice", "RetrievalMode"}
+# Known debt, named so it can only shrink: `assay bench` still assembles its report in the
+# CLI (judge specs, answer samples, rerankers, the index settings), and `assay models try` and
+# `device-check` drive the model runtime directly. Their front doors (`bench`, `models`) should
+# take this over; until then these files may reach exactly these modules, and no other file
+# may reach any.
+FACE_DEBT = {
+    "src/bin/assay/commands_index_bench.rs": {"judge", "llm", "retrieve", "targets"},
+    "src/bin/assay/models.rs": {"llm"},
+}
+# Every `assay::…` path in a face, up to its last name (`{` of a grouped import stops it).
+FACE_PATH = re.compile(r"\bassay::((?:[A-Za-z_][A-Za-z0-9_]*::)*[A-Za-z_][A-Za-z0-9_]*)")
+
 CRATE_PATH = re.compile(r"\bcrate::([a-z_][a-z0-9_]*)(?:::([a-z_][a-z0-9_]*))?")
 SUPER_PATH = re.compile(r"\bsuper::([a-z_][a-z0-9_]*)")
 
@@ -147,9 +170,28 @@ def main():
     if cycle:
         problems.append("cycle between modules: " + " -> ".join(cycle))
 
+    root = src.resolve().parent
+    face_uses = {}
+    for face in FACES:
+        for file in sorted((root / face).glob("*.rs")):
+            for line in code_lines(file.read_text()):
+                for path in FACE_PATH.findall(line):
+                    names = path.split("::")
+                    module = names[0]
+                    face_uses.setdefault(module, set()).add(face)
+                    if module in FACE_MODULES or (len(names) > 1 and names[-1] in FACE_VOCABULARY):
+                        continue
+                    if module in FACE_DEBT.get(str(file.relative_to(root)), set()):
+                        continue
+                    problems.append(
+                        f"face {face} may not reach past the front door into {module}: "
+                        f"{file.relative_to(root)}: {line.strip()}"
+                    )
+
     print("module imports (src/):")
     for module in modules:
         print(f"  {module:18} -> {', '.join(sorted(graph[module])) or '(nothing)'}")
+    print("faces (" + ", ".join(FACES) + ") -> " + ", ".join(sorted(face_uses)))
     if problems:
         print("\nlayering violations:")
         for problem in problems:
