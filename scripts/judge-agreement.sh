@@ -239,6 +239,9 @@ for tag, dataset in [("long", "trailgear"), ("rdh-long", "realdocs-hard"), ("bud
         if os.path.exists(path):
             run = json.load(open(path))["runs"][0]
             print(f"- {dataset}, {model}: {run['created_at'][:16].replace('T', ' ')} to {(run.get('finished_at') or '?')[:16].replace('T', ' ')}")
+            # A run made outside this script (a set judged in part) says what it covers.
+            for note in run.get("notes", []):
+                print(f"  - {note}")
 print()
 if rows:
     print(f"\n## Confusion matrices of {models[0]}\n")
