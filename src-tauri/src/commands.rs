@@ -98,6 +98,8 @@ pub struct CompareView {
 pub struct Leaderboard {
     metric: String,
     rows: Vec<LeaderboardRow>,
+    /// Where the ranks and a paired test disagree, the core's sentence on it.
+    notes: Vec<String>,
 }
 
 /// The runs compared as the core assembles it for every face (`compare::experiment`).
@@ -115,7 +117,11 @@ pub async fn compare_runs(runs: Vec<String>, seed: Option<u64>) -> Result<Compar
         runs: reports.into_iter().map(|r| r.run).collect(),
         comparisons: compared.comparisons,
         side_by_side: compared.side_by_side,
-        leaderboard: Some(Leaderboard { metric: compared.primary, rows: compared.leaderboard }),
+        leaderboard: Some(Leaderboard {
+            metric: compared.primary,
+            rows: compared.leaderboard,
+            notes: compared.leaderboard_notes,
+        }),
         breakdowns: compared.breakdowns,
     })
 }

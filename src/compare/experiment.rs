@@ -8,7 +8,8 @@
 
 use super::breakdown::{breakdown, GroupBy, GroupDiff};
 use super::leaderboard::{leaderboard, LeaderboardRow};
-use super::paired::{default_primary, Comparison};
+use super::headline::format_p;
+use super::paired::{default_primary, Comparison, Verdict};
 use super::runs::compare_runs_on;
 use crate::stats::{parse_gate, Gate, RunReport};
 use serde::Serialize;
@@ -56,6 +57,9 @@ pub struct ExperimentComparison {
     pub primary: String,
     /// The runs ranked on the primary metric (ties where intervals overlap).
     pub leaderboard: Vec<LeaderboardRow>,
+    /// Where the leaderboard (each run's own interval, unpaired) and a comparison's paired
+    /// test on the same questions disagree, one sentence saying so and which to act on.
+    pub leaderboard_notes: Vec<String>,
     /// Every later run against the first.
     pub comparisons: Vec<Comparison>,
     /// How the breakdowns group questions; None when there is nothing to group by.
@@ -104,8 +108,10 @@ pub fn experiment(reports: &[RunReport], options: &ExperimentOptions) -> Result<
         .collect();
     let side_by_side = comparisons.iter().zip(&reports[1..]).map(|(c, b)| side_by_side(c, baseline, b)).collect();
     let gate_failures = difference_gate_failures(&comparisons, &gates);
+    let ranked = leaderboard(reports, &primary);
     Ok(ExperimentComparison {
-        leaderboard: leaderboard(reports, &primary),
+        leaderboard_notes: leaderboard_notes(&ranked, &comparisons),
+        leaderboard: ranked,
         primary,
         comparisons,
         grouped_by,
@@ -113,6 +119,38 @@ pub fn experiment(reports: &[RunReport], options: &ExperimentOptions) -> Result<
         side_by_side,
         gate_failures,
     })
+}
+
+/// The leaderboard ranks each run by its own interval; a comparison tests the paired
+/// differences on the same questions, which leaves out how hard each question is and so
+/// separates runs whose intervals overlap. Where the two disagree, say so in words.
+fn leaderboard_notes(rows: &[LeaderboardRow], comparisons: &[Comparison]) -> Vec<String> {
+    let rank = |run: &str| rows.iter().find(|r| r.run == run).map(|r| r.rank);
+    comparisons
+        .iter()
+        .filter_map(|c| {
+            let d = c.primary_diff()?;
+            let (rank_a, rank_b) = (rank(&c.run_a)?, rank(&c.run_b)?);
+            let separated = matches!(d.verdict, Verdict::ABetter | Verdict::BBetter);
+            let p = format_p(d.adjusted_p);
+            if separated && rank_a == rank_b {
+                Some(format!(
+                    "{} and {} share rank {rank_a} because their own intervals overlap (unpaired); the paired test on the \
+                     same questions finds {} (p = {p}). The paired test is the one to act on: it compares each question \
+                     with itself.",
+                    c.name_a, c.name_b, d.verdict_text
+                ))
+            } else if !separated && rank_a != rank_b && d.pairs > 0 {
+                Some(format!(
+                    "{} and {} are ranked apart by their own intervals (unpaired), but the paired test on the questions \
+                     both answered finds {} (p = {p}).",
+                    c.name_a, c.name_b, d.verdict_text
+                ))
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 /// Every metric and judge either run scored (what `--primary` and gates may name).

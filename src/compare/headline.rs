@@ -1,7 +1,7 @@
 //! The one sentence a comparison leads with, in every face (CLI, reports, desktop): the primary
 //! metric for A and B with their intervals, the difference with its interval and p, and the
 //! verdict in words; for a difference that is not significant, the smallest one these questions
-//! could have detected.
+//! could have detected; on runs that differ in more than one setting, the confound warning.
 
 use super::paired::Comparison;
 
@@ -16,8 +16,9 @@ pub fn headline(c: &Comparison) -> String {
         .min_detectable_diff
         .map(|m| format!(" These {} questions could detect a difference of about ±{m:.3} (80% power); add questions to see smaller ones.", d.pairs))
         .unwrap_or_default();
+    let confound = c.settings.warning.as_deref().map(|w| format!(" {w}")).unwrap_or_default();
     format!(
-        "{} (primary metric), {} questions: A {:.3} [{:.3}, {:.3}], B {:.3} [{:.3}, {:.3}]; B − A {:+.3} [{:+.3}, {:+.3}], p = {}: {}.{power}",
+        "{} (primary metric), {} questions: A {:.3} [{:.3}, {:.3}], B {:.3} [{:.3}, {:.3}]; B − A {:+.3} [{:+.3}, {:+.3}], p = {}: {}.{power}{confound}",
         d.metric,
         d.pairs,
         d.mean_a,
@@ -30,7 +31,7 @@ pub fn headline(c: &Comparison) -> String {
         d.ci95_diff[0],
         d.ci95_diff[1],
         format_p(d.permutation_p),
-        d.verdict.describe(&c.name_a, &c.name_b)
+        d.verdict_text
     )
 }
 

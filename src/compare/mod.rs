@@ -15,7 +15,9 @@ mod leaderboard;
 mod paired;
 mod pairwise;
 mod runs;
+mod settings;
 mod sign_test;
+mod verdict_words;
 
 pub use breakdown::{breakdown, GroupBy, GroupDiff};
 pub use experiment::{
@@ -28,6 +30,8 @@ pub use paired::{
     adjust_secondary, default_primary, min_detectable_diff, paired_diff, Comparison, Disagreement, PairedDiff, Verdict,
     ALPHA, DEFAULT_PRIMARY_METRIC, MIN_PAIRS_FOR_VERDICT,
 };
-pub use runs::{compare_runs, compare_runs_on};
-pub use sign_test::sign_test_p;
 pub use pairwise::{pairwise_headline, pairwise_verdict, PairwiseOutcome};
+pub use runs::{compare_runs, compare_runs_on};
+pub use settings::{settings_diff, SettingRow, SettingsDiff};
+pub use sign_test::sign_test_p;
+pub use verdict_words::verdict_words;

@@ -8,6 +8,7 @@
 //! its full power. "B better" needs the adjusted permutation-test p below 0.05 and the BCa
 //! interval of B − A above zero, so the words never contradict the figures shown beside them.
 
+use super::settings::SettingsDiff;
 use super::sign_test::sign_test_p;
 use crate::stats::RunReport;
 use crate::stats::{holm, mean, mean_bca95, mean_ci95, normal_quantile, paired_permutation_p};
@@ -94,6 +95,9 @@ pub struct PairedDiff {
     /// these pairs would detect with 80% power at the 5% level (from the spread of B − A).
     pub min_detectable_diff: Option<f64>,
     pub verdict: Verdict,
+    /// The verdict in words that agree with the figures (`verdict_words`): which p decided,
+    /// and "(confounded)" on runs that differ in more than one setting.
+    pub verdict_text: String,
     pub disagreements: Vec<Disagreement>,
 }
 
@@ -112,6 +116,8 @@ pub struct Comparison {
     pub primary: Option<String>,
     /// The primary metric first, then the secondary ones by name.
     pub diffs: Vec<PairedDiff>,
+    /// Both runs' settings side by side, and whether more than one differs (confounded).
+    pub settings: SettingsDiff,
     /// The sentence the comparison leads with (`headline`), computed from the figures above.
     pub headline: String,
 }
@@ -243,6 +249,7 @@ pub fn paired_diff(metric: &str, pairs: &[(String, f64, f64)], excluded: usize, 
         primary: false,
         min_detectable_diff: min_detectable_diff(&diffs),
         verdict: verdict(pairs.len(), permutation_p, ci95_diff),
+        verdict_text: String::new(),
         disagreements,
     }
 }

@@ -3,6 +3,8 @@
 
 use super::headline::headline;
 use super::paired::{adjust_secondary, default_primary, paired_diff, Comparison, PairedDiff};
+use super::settings::settings_diff;
+use super::verdict_words::verdict_words;
 use crate::stats::RunReport;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -61,6 +63,10 @@ pub fn compare_runs_on(a: &RunReport, b: &RunReport, seed: u64, primary: Option<
     }
     adjust_secondary(&mut diffs);
     diffs.sort_by_key(|d| !d.primary);
+    let settings = settings_diff(&a.run, &b.run);
+    for d in &mut diffs {
+        d.verdict_text = verdict_words(d, &a.run.name, &b.run.name, settings.confounded);
+    }
     let mut comparison = Comparison {
         run_a: a.run.id.clone(),
         name_a: a.run.name.clone(),
@@ -69,6 +75,7 @@ pub fn compare_runs_on(a: &RunReport, b: &RunReport, seed: u64, primary: Option<
         same_dataset: a.run.dataset_fingerprint == b.run.dataset_fingerprint,
         primary: has_primary.then_some(primary_name),
         diffs,
+        settings,
         headline: String::new(),
     };
     comparison.headline = headline(&comparison);

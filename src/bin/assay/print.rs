@@ -109,6 +109,7 @@ fn print_comparison(c: &Comparison) {
     if !c.same_dataset {
         println!("note: the runs used different versions of the dataset; pairs matched by question id");
     }
+    print_settings(c);
     println!("{}", terminal::line(&c.headline, 2_000));
     println!(
         "{}  {:>22}  {:>22}  {:>25}  {:>11}  {:>7}  {:>7}  verdict",
@@ -151,7 +152,7 @@ fn print_comparison(c: &Comparison) {
             format!("{}/{}/{}", d.wins, d.ties, d.losses),
             format_p(d.permutation_p),
             adjusted,
-            d.verdict.describe(&c.name_a, &c.name_b),
+            terminal::line(&d.verdict_text, 200),
             excluded
         );
     }
@@ -163,11 +164,37 @@ fn print_comparison(c: &Comparison) {
 /// run against the first, each with its breakdown when `with_breakdown` (and there is one).
 pub fn print_experiment(experiment: &ExperimentComparison, with_breakdown: bool) {
     print_leaderboard(&experiment.primary, &experiment.leaderboard);
+    for note in &experiment.leaderboard_notes {
+        println!("note: {}", terminal::line(note, 600));
+    }
+    if !experiment.leaderboard_notes.is_empty() {
+        println!();
+    }
     for (comparison, groups) in experiment.comparisons.iter().zip(&experiment.breakdowns) {
         print_comparison(comparison);
         if let (true, Some(by)) = (with_breakdown, experiment.grouped_by) {
             print_breakdown(comparison, by, groups);
         }
+    }
+}
+
+/// What differs between A and B (the rows that differ, then how many are the same); the
+/// library's warning when more than one setting differs and the verdicts are confounded.
+fn print_settings(c: &Comparison) {
+    let differing: Vec<_> = c.settings.rows.iter().filter(|r| r.differs).collect();
+    if differing.is_empty() {
+        println!("settings: the same in both runs");
+    }
+    for row in &differing {
+        println!(
+            "differs: {}  A {}  B {}",
+            terminal::pad(&row.setting, 24),
+            terminal::line(&row.a, 60),
+            terminal::line(&row.b, 60)
+        );
+    }
+    if let Some(warning) = &c.settings.warning {
+        println!("warning: {}", terminal::line(warning, 600));
     }
 }
 
