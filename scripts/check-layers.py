@@ -130,6 +130,27 @@ def find_cycle(graph):
     return None
 
 
+PUB_MOD = re.compile(r"^\s*pub mod ([a-z_][a-z0-9_]*)\s*;")
+PUB_USE = re.compile(r"^\s*pub use (crate|[a-z_][a-z0-9_]*)::")
+
+
+def reexport_problems(src):
+    """One path per item: a `pub use` may only name an item of the module's own private files.
+    Re-exporting another module's item (`pub use crate::…`) or an item of a file that is itself
+    public (`pub mod x;` + `pub use x::…`) gives it two paths."""
+    problems = []
+    for file in sorted(src.rglob("*.rs")):
+        if "bin" in file.relative_to(src).parts:
+            continue
+        lines = list(code_lines(file.read_text()))
+        public = {m.group(1) for line in lines if (m := PUB_MOD.match(line))}
+        for line in lines:
+            m = PUB_USE.match(line)
+            if m and (m.group(1) == "crate" or m.group(1) in public):
+                problems.append(f"second path by re-export: {file}: {line.strip()}")
+    return problems
+
+
 def main():
     src = Path(sys.argv[1] if len(sys.argv) > 1 else "src")
     modules = top_modules(src)
@@ -165,6 +186,8 @@ def main():
         for target in sorted(targets):
             if target in banned or target in TOP or (module in ONLY and target not in ONLY[module]):
                 problems.append(f"{module} may not import {target}: {evidence[(module, target)]}")
+
+    problems += reexport_problems(src)
 
     cycle = find_cycle(graph)
     if cycle:

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use assay::dataset::Question;
-use assay::judge::agreement::spearman;
+use assay::metrics::rank_correlation::spearman;
 use assay::record::{Answer, ItemRecord, RunRecord, Verdict};
 use assay::store::Store;
 use serde_json::{json, Value};

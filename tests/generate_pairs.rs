@@ -9,7 +9,7 @@ use crate::llm_common;
 use assay::generate::{
     apply_review, check_candidate, pending_pairs, RawPair, Rejection, ReviewDecision, GENERATED_FILE, SUPPORT_JUDGE,
 };
-use assay::judge::JudgePanel;
+use assay::judge::choice::JudgePanel;
 use assay::judge::spec::{load_all, select};
 use assay::retrieve::IndexSettings;
 use serde_json::Value;

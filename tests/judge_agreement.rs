@@ -2,7 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use assay::judge::agreement::{agreement, cohen_kappa, compare_with_labels, read_labels, spearman, HumanLabel, JudgedItem, Weights};
+use assay::judge::agreement::{agreement, cohen_kappa, compare_with_labels, read_labels, HumanLabel, JudgedItem, Weights};
+use assay::metrics::rank_correlation::spearman;
 use serde::Deserialize;
 
 #[derive(Deserialize)]

@@ -3,8 +3,9 @@
 
 use assay::dataset::Question;
 use assay::judge::spec::{load_all, select};
-use assay::judge::{JudgePanel, Reading};
-use assay::targets::{Answer, RetrievedChunk};
+use assay::judge::choice::JudgePanel;
+use assay::judge::reading::Reading;
+use assay::record::{Answer, RetrievedChunk};
 use crate::llm_common;
 
 fn item() -> (Question, Answer) {

@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 
 use assay::dataset::Question;
 use assay::judge::spec::{load_all, select};
-use assay::judge::{JudgePanel, Reading};
-use assay::targets::Answer;
+use assay::judge::choice::JudgePanel;
+use assay::judge::reading::Reading;
+use assay::record::Answer;
 
 fn sample(n: usize) -> Vec<(Question, Answer)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/trailgear");

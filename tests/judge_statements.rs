@@ -10,9 +10,10 @@ use std::collections::BTreeMap;
 
 use assay::dataset::Question;
 use assay::judge::spec::{load_all, select};
-use assay::judge::{JudgePanel, Reading};
+use assay::judge::choice::JudgePanel;
+use assay::judge::reading::Reading;
 use assay::record::StatementSide;
-use assay::targets::Answer;
+use assay::record::Answer;
 
 fn questions() -> BTreeMap<String, Question> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/trailgear");

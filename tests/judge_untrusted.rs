@@ -16,14 +16,14 @@ use std::sync::Arc;
 use assay::corpus::Chunk;
 use assay::dataset::Question;
 use assay::generate::{candidate_prompt, QuestionStyle};
-use assay::judge::JudgePanel;
+use assay::judge::choice::JudgePanel;
 use assay::judge::prompt::item_variables;
 use assay::judge::spec::{load_all, select};
 use assay::llm::chat_template::ChatMessage;
 use assay::llm::model::LanguageModel;
 use assay::llm::scoring::option_distribution;
 use assay::targets::RagPrompt;
-use assay::targets::{Answer, RetrievedChunk};
+use assay::record::{Answer, RetrievedChunk};
 
 const MODELS: [&str; 3] = ["smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-1.5b-instruct"];
 
@@ -75,7 +75,7 @@ fn values_never_produce_control_tokens_in_judge_prompts() {
         return;
     }
     let specs = load_all(None).unwrap();
-    let names: Vec<String> = specs.values().filter(|s| s.mode == assay::judge::JudgeMode::Choice).map(|s| s.name.clone()).collect();
+    let names: Vec<String> = specs.values().filter(|s| s.mode == assay::judge::spec::JudgeMode::Choice).map(|s| s.name.clone()).collect();
     for model in models {
         assert!(!model.tokenizer.control_ids().is_empty(), "{}: has control tokens", model.name);
         let panel = JudgePanel::new(select(&specs, &names).unwrap(), model.clone()).unwrap();

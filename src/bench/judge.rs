@@ -15,7 +15,10 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::judge::prompt::{item_variables, marked};
-use crate::judge::{JudgeError, JudgePanel, JudgeSpec, Reading};
+use crate::judge::JudgeError;
+use crate::judge::choice::JudgePanel;
+use crate::judge::spec::JudgeSpec;
+use crate::judge::reading::Reading;
 use crate::dataset::Question;
 use crate::llm::chat_template::ChatMessage;
 use crate::llm::generate::GenerationParams;

@@ -10,7 +10,7 @@
 
 mod candidate;
 mod check;
-pub mod review;
+mod review;
 
 pub use candidate::{candidate_prompt, QuestionStyle, RawPair, GENERATE_PROMPT};
 pub use check::{find_verbatim, question_similarity, DUPLICATE_SIMILARITY, MIN_QUOTE_WORDS};
@@ -18,11 +18,11 @@ pub use review::{apply_review, generated_path, pending_pairs, ReviewDecision, Re
 
 use crate::corpus::{chunk_document, read_document, Chunk, Document};
 use crate::dataset::{Dataset, DatasetError, Question};
-use crate::judge::JudgePanel;
+use crate::judge::choice::JudgePanel;
 use crate::llm::model::LanguageModel;
 use crate::metrics::ranking::context_coverage;
 use crate::retrieve::IndexSettings;
-use crate::targets::{Answer, RetrievedChunk};
+use crate::record::{Answer, RetrievedChunk};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::Serialize;

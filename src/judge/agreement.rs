@@ -6,7 +6,7 @@
 //! Labels are compared as positions on the judge's ordered outcomes, so the same code serves
 //! Yes/No and graded judges. Items a judge left unscored are counted, never compared.
 
-pub use crate::metrics::rank_correlation::spearman;
+use crate::metrics::rank_correlation::spearman;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;

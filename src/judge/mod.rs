@@ -20,13 +20,11 @@ pub mod spec;
 pub mod statement_split;
 pub mod statements;
 
-pub use choice::JudgePanel;
-pub use served::ServedJudgePanel;
 pub use error::JudgeError;
-pub use reading::Reading;
-pub use spec::{JudgeMode, JudgeSpec, SpecError};
 
-pub use crate::record::Verdict;
+use spec::SpecError;
+
+use crate::record::Verdict;
 
 use std::collections::BTreeMap;
 

@@ -11,13 +11,13 @@ mod html_report;
 mod json_report;
 mod junit_report;
 mod markdown_report;
-pub mod svg_chart;
+mod svg_chart;
 
 pub use findings::{flagged_lines, is_unsupported, judged_statements, JudgedStatements, ShownStatement, SUPPORTED_AT_LEAST};
 pub use json_report::{to_json, JsonExport};
 pub use svg_chart::IntervalRow;
 
-pub use crate::stats::{load_report, RunReport};
+use crate::stats::RunReport;
 use crate::stats::Gate;
 use std::path::Path;
 

@@ -8,7 +8,7 @@
 
 use crate::judge::agreement::{band, compare_with_labels, fit_thresholds, read_labels, Agreement, HumanLabel, JudgedItem, LabelsError};
 use crate::judge::spec::{default_judges_dir, load_all, write_calibrated_copy};
-use crate::judge::{JudgeMode, JudgeSpec, SpecError};
+use crate::judge::spec::{JudgeMode, JudgeSpec, SpecError};
 use crate::store::{Store, StoreError};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};

@@ -2,7 +2,7 @@
 //! judges folder (`--judges-dir`, `$ASSAY_JUDGES_DIR`, else the default folder).
 
 use crate::judge::spec::{default_judges_dir, load_all, select};
-use crate::judge::{JudgeSpec, SpecError};
+use crate::judge::spec::{JudgeSpec, SpecError};
 use std::collections::BTreeMap;
 use std::path::Path;
 

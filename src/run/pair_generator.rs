@@ -6,7 +6,7 @@ use super::execute::RunError;
 use super::request::DEFAULT_JUDGE_MODEL;
 use crate::generate::SUPPORT_JUDGE;
 use crate::judge::spec::select;
-use crate::judge::JudgePanel;
+use crate::judge::choice::JudgePanel;
 use crate::llm::device::DeviceChoice;
 use crate::llm::model::LanguageModel;
 use crate::models::registry::Registry;

@@ -26,7 +26,7 @@ pub use spec::{
     EMBEDDING_MODEL_ID,
 };
 use crate::dataset::Question;
-pub use crate::record::{Answer, RetrievedChunk};
+use crate::record::Answer;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {

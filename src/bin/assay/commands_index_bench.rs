@@ -140,7 +140,7 @@ pub fn bench(
             let items = sample_answers(&dataset, args.items)?;
             let specs = assay::judge::spec::load_all(None)?;
             let spec = assay::judge::spec::select(&specs, std::slice::from_ref(&args.judge))?.remove(0);
-            if spec.mode != assay::judge::JudgeMode::Choice {
+            if spec.mode != assay::judge::spec::JudgeMode::Choice {
                 anyhow::bail!("judge {} is not a choice-mode judge: the bench compares choice mode with free text", spec.name);
             }
             let model = LanguageModel::shared(&path, &args.model, DeviceChoice::Cpu)?;
@@ -326,7 +326,7 @@ fn print_against_baseline(modes: &[assay::bench::baseline::ModeAgainstBaseline])
 
 /// The first `n` answerable questions of a dataset with the answers of its sloppy (else
 /// careful) sample answer set: a mix of right and wrong answers for the judge bench.
-fn sample_answers(dataset: &assay::dataset::Dataset, n: usize) -> anyhow::Result<Vec<(assay::dataset::Question, assay::targets::Answer)>> {
+fn sample_answers(dataset: &assay::dataset::Dataset, n: usize) -> anyhow::Result<Vec<(assay::dataset::Question, assay::record::Answer)>> {
     let file = ["answers-sloppy.jsonl", "answers-careful.jsonl"]
         .iter()
         .find(|f| dataset.root.join(f).is_file())
@@ -335,7 +335,7 @@ fn sample_answers(dataset: &assay::dataset::Dataset, n: usize) -> anyhow::Result
 }
 
 /// The first `n` answerable questions with their answers in `file` (in the dataset folder).
-fn answers_of(dataset: &assay::dataset::Dataset, file: &str, n: usize) -> anyhow::Result<Vec<(assay::dataset::Question, assay::targets::Answer)>> {
+fn answers_of(dataset: &assay::dataset::Dataset, file: &str, n: usize) -> anyhow::Result<Vec<(assay::dataset::Question, assay::record::Answer)>> {
     let path = dataset.root.join(file);
     let answers = assay::targets::load_answers_file(&path, dataset)?;
     Ok(dataset
@@ -344,7 +344,7 @@ fn answers_of(dataset: &assay::dataset::Dataset, file: &str, n: usize) -> anyhow
         .filter(|q| q.answer.is_some())
         .filter_map(|q| {
             let replayed = answers.get(&q.id)?;
-            Some((q.clone(), assay::targets::Answer { text: replayed.answer.clone(), ..Default::default() }))
+            Some((q.clone(), assay::record::Answer { text: replayed.answer.clone(), ..Default::default() }))
         })
         .take(n)
         .collect())

@@ -4,7 +4,8 @@
 
 use assay::compare::{format_p, Comparison, ExperimentComparison, GroupBy, GroupDiff, KnowledgeRemoval, LeaderboardRow};
 use assay::record::{ItemRecord, StatementCheck};
-use assay::report::{flagged_lines, judged_statements, RunReport};
+use assay::report::{flagged_lines, judged_statements};
+use assay::stats::RunReport;
 use crate::terminal;
 
 /// Both abstention rates of a knowledge-removal pair of runs and their difference.
