@@ -20,8 +20,10 @@ import path from "node:path";
 import { Builder, By, Key, until } from "selenium-webdriver";
 
 const root = path.resolve(import.meta.dirname, "..");
-const app = path.join(root, "target/debug/assay-desktop");
-const cli = path.join(root, "target/debug/assay");
+// The build's folder: CARGO_TARGET_DIR when the build was told one (as cargo is), else target/.
+const targetDir = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, "target");
+const app = path.join(targetDir, "debug/assay-desktop");
+const cli = path.join(targetDir, "debug/assay");
 const dataset = path.join(root, "datasets/trailgear");
 const shots = path.join(root, "e2e/screenshots");
 const work = mkdtempSync(path.join(tmpdir(), "assay-e2e-"));
@@ -101,6 +103,31 @@ const text = async (css) => (await $(css)).getText();
 const nav = async (screen) => (await $(`button.nav[data-screen="${screen}"]`)).click();
 const type = async (css, value) => { const el = await $(css); await el.clear(); await el.sendKeys(value); };
 const runByName = (name) => JSON.parse(assay("show", name, "--json")).runs[0];
+
+/** Tick exactly the runs named (the first named is ticked first: the baseline) and compare. */
+async function compareNamed(names) {
+  await nav("runs");
+  await $("#runs-table tbody tr");
+  // Clear every box first, then tick the named runs in order: the selection keeps tick order.
+  for (const row of await $$("#runs-table tbody tr")) {
+    const box = await row.findElement(By.css("input[type=checkbox]"));
+    if (await box.isSelected()) await box.click();
+  }
+  for (const wanted of names) {
+    for (const row of await $$("#runs-table tbody tr")) {
+      if ((await row.findElement(By.css("td.name")).getText()) !== wanted) continue;
+      await (await row.findElement(By.css("input[type=checkbox]"))).click();
+    }
+  }
+  await (await $("#compare-selected")).click();
+  await $('[data-testid="settings"]');
+}
+
+/** The window's inner size for a screenshot at a size a user has. */
+async function windowSize(width, height) {
+  await driver.manage().window().setRect({ width, height });
+  await driver.wait(async () => (await driver.executeScript("return window.innerWidth")) <= width, 5000);
+}
 
 async function openRunNamed(name) {
   await nav("runs");
@@ -230,6 +257,8 @@ test("the run opens with cards, charts and a drill-down with the judge's verdict
   const run = runByName(runNames[runNames.length - 1]);
   assert.equal(run.items.length, ragLimit);
   assert.match(await text("#run-meta"), new RegExp(`model ${generators[generators.length - 1]}.*judges correct on ${model}`));
+  // The retrieval mode and top-k the core recorded are on the page.
+  assert.ok((await text("#run-meta")).includes(`retrieval ${run.config.retrieval} · top-k ${run.config.top_k}`));
   assert.equal(await text('#summary-cards [data-metric="correct"] .value'), run.summary.correct.mean.toFixed(3));
   assert.ok((await $$("figure.chart svg")).length >= 2, "mean and distribution charts");
   await shot("08-run");
@@ -256,12 +285,16 @@ test("the two models' runs compare with intervals, verdicts and side-by-side ans
     if (runNames.includes(name) !== (await box.isSelected())) await box.click();
   }
   await (await $("#compare-selected")).click();
+  // The runs differ in the generator model only: that is the factor, named, with no warning.
+  assert.equal(await text('[data-testid="settings-summary"]'), "The runs differ in model only: that is the factor compared.");
+  assert.deepEqual(await Promise.all((await $$(".settings-table tr.differs")).map((r) => r.getAttribute("data-setting"))), ["model"]);
+  assert.equal((await $$('[data-testid="confound-warning"]')).length, 0);
   const row = await $('.comparison-table tr[data-metric="token_f1"]');
   const cells = await row.findElements(By.css("td"));
   assert.equal(cells.length, 8, "A, B, B − A, verdict, W/T/L, p, Holm p, pairs");
   assert.match(await cells[2].getText(), /^[+-]?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\]$/);
   // Two questions per run: too few pairs for any verdict, whatever the scores.
-  assert.equal(await cells[3].getText(), "too few pairs for a verdict");
+  assert.equal(await cells[3].getText(), "too few pairs for a verdict (under 10)");
   // The comparison leads with the core's sentence on the primary metric (the judge).
   assert.match(await text('[data-testid="headline"]'), /^correct \(primary metric\), 2 questions: A /);
   // Both runs ranked on the primary metric by the core.
@@ -297,7 +330,7 @@ test("a matrix of two top-k values runs as one experiment planned by the core", 
   const modelBox = await $(`#run-models input[value="${model}"]`);
   await driver.wait(async () => await modelBox.isEnabled(), 10000);
   await modelBox.click();
-  await (await $('#run-retrieval input[value="bm25"]')).click();
+  assert.ok(await (await $('#run-retrieval input[value="bm25"]')).isSelected(), "bm25 is ticked, not implied");
   await type("#run-top-k", "1,2");
   assert.ok(await (await $("#run-experiment")).isDisplayed(), "the experiment choice is offered for rag");
   await type("#run-limit", "1");
@@ -314,6 +347,33 @@ test("a matrix of two top-k values runs as one experiment planned by the core", 
   await shot("07b-new-run-matrix-finished");
 });
 
+test("runs that differ in more than the compared factor are marked confounded, at both window sizes", async () => {
+  // A two-model run (top-k 4, judged) against the matrix's k=1 run (another top-k, no judge):
+  // several settings differ, so no difference can be put down to one of them.
+  const a = runNames[0];
+  const b = "matrix from the window k=1";
+  await compareNamed([a, b]);
+  const warning = await text('[data-testid="confound-warning"]');
+  assert.match(warning, /^These runs differ in .*top-k.*: a difference between them cannot be put down to any one of these/);
+  const differing = await Promise.all((await $$(".settings-table tr.differs")).map((r) => r.getAttribute("data-setting")));
+  assert.ok(differing.includes("top-k") && differing.includes("judges"), differing.join(", "));
+  const [ra, rb] = [runByName(a), runByName(b)];
+  assert.equal(await text('.settings-table tr[data-setting="top-k"] td:nth-of-type(1)'), String(ra.config.top_k));
+  assert.equal(await text('.settings-table tr[data-setting="top-k"] td:nth-of-type(2)'), String(rb.config.top_k));
+  // The headline carries the warning too, after the core's sentence.
+  assert.match(await text('[data-testid="headline"]'), /These runs differ in/);
+  // The page fits the narrower window without running off to the right.
+  for (const [w, hgt] of [[1400, 900], [1024, 700]]) {
+    await windowSize(w, hgt);
+    await driver.executeScript("window.scrollTo(0, 0)");
+    await shot(`10b-compare-confounded-${w}x${hgt}`);
+  }
+  // The screen area scrolls (the sidebar stays): it must not need to scroll sideways.
+  const overflow = await driver.executeScript("const m = document.getElementById('screen'); return m.scrollWidth - m.clientWidth");
+  await windowSize(1280, 800);
+  assert.ok(overflow <= 0, `Compare is ${overflow} px wider than its area in a 1024 px window`);
+});
+
 test("a retrieve-only run reranked by a local model starts from the window and records its reranker", async () => {
   await nav("new");
   await type("#run-dataset", dataset);
@@ -322,7 +382,7 @@ test("a retrieve-only run reranked by a local model starts from the window and r
   const option = await $(`#run-rerank option[value="${model}"]`);
   await driver.wait(async () => (await option.getAttribute("value")) === model, 10000);
   await option.click();
-  await (await $('#run-retrieval input[value="bm25"]')).click();
+  assert.ok(await (await $('#run-retrieval input[value="bm25"]')).isSelected(), "bm25 is ticked, not implied");
   await type("#run-top-k", "2");
   await type("#run-rerank-depth", "4");
   await type("#run-limit", "2");

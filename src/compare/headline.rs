@@ -6,9 +6,10 @@
 use super::paired::Comparison;
 
 pub fn headline(c: &Comparison) -> String {
+    let confound = c.settings.warning.as_deref().map(|w| format!(" {w}")).unwrap_or_default();
     let Some(d) = c.primary_diff().filter(|d| d.pairs > 0) else {
         return format!(
-            "The primary metric ({}) was not scored in both runs: secondary metrics only.",
+            "The primary metric ({}) was not scored in both runs: secondary metrics only.{confound}",
             c.primary.as_deref().unwrap_or("none")
         );
     };
@@ -16,7 +17,6 @@ pub fn headline(c: &Comparison) -> String {
         .min_detectable_diff
         .map(|m| format!(" These {} questions could detect a difference of about ±{m:.3} (80% power); add questions to see smaller ones.", d.pairs))
         .unwrap_or_default();
-    let confound = c.settings.warning.as_deref().map(|w| format!(" {w}")).unwrap_or_default();
     format!(
         "{} (primary metric), {} questions: A {:.3} [{:.3}, {:.3}], B {:.3} [{:.3}, {:.3}]; B − A {:+.3} [{:+.3}, {:+.3}], p = {}: {}.{power}{confound}",
         d.metric,

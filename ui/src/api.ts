@@ -81,11 +81,20 @@ export interface PairedDiff {
   /** Paired permutation test; adjusted for the other metrics (the primary's is its own). */
   permutation_p: number; adjusted_p: number; primary: boolean; min_detectable_diff: number | null;
   verdict: "a_better" | "b_better" | "no_significant_difference" | "too_few_pairs" | "no_pairs";
+  /** The verdict in the core's words: which p decided, and "(confounded)" where it applies. */
+  verdict_text: string;
 }
+
+/** One setting of both runs of a comparison. */
+export interface SettingRow { setting: string; a: string; b: string; differs: boolean }
+
+/** What the two runs were asked to do, and whether more than one setting differs. */
+export interface SettingsDiff { rows: SettingRow[]; differing: string[]; confounded: boolean; warning: string | null }
 
 export interface Comparison {
   run_a: string; name_a: string; run_b: string; name_b: string; same_dataset: boolean;
   primary: string | null; diffs: PairedDiff[];
+  settings: SettingsDiff;
   /** The sentence the comparison leads with, written by the core from the figures. */
   headline: string;
 }
@@ -100,7 +109,7 @@ export interface LeaderboardRow { rank: number; run: string; name: string; mean:
 export interface CompareView {
   runs: RunRecord[]; comparisons: Comparison[]; charts: string[]; side_by_side: SideBySide[][];
   /** The runs ranked on the primary metric by the core, tied where intervals overlap. */
-  leaderboard: { metric: string; rows: LeaderboardRow[] } | null;
+  leaderboard: { metric: string; rows: LeaderboardRow[]; notes: string[] } | null;
   /** Per comparison: the primary metric per question tag (exploratory, BH-adjusted p). */
   breakdowns: GroupDiff[][];
 }

@@ -22,6 +22,10 @@ describe("startRequest", () => {
     expect(startRequest({ ...blank, answers: "a.jsonl", topKs: "-1" }, null)).toEqual(badTopK);
     expect(startRequest({ ...blank, target: "rag", models: ["a"], topKs: "3,x" }, null)).toEqual(badTopK);
     expect(startRequest({ ...blank, target: "rag", models: ["a"], topKs: "0" }, null)).toEqual(badTopK);
+    // No retrieval mode ticked is not a silent bm25: the form says what to do.
+    const noMode = startRequest({ ...blank, target: "rag", models: ["a"], retrievals: [] }, null);
+    expect("error" in noMode && noMode.error).toMatch(/^Retrieval: tick at least one mode/);
+    expect("error" in startRequest({ ...blank, target: "retrieve", retrievals: [] }, null)).toBe(true);
     expect(startRequest({ ...blank, target: "retrieve", experiment: "remove-context" }, null)).toEqual({
       error: "The knowledge-removal experiment needs the rag target (it removes chunks from retrieval).",
     });

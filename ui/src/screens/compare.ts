@@ -1,8 +1,9 @@
-// Compare: two or more runs, each against the first (the baseline). The core's headline on the
-// primary metric first; then per metric: both means, the paired difference with its interval,
+// Compare: two or more runs, each against the first (the baseline). What differs between the
+// runs first (the core's settings diff, with its warning when more than one setting changed and
+// the verdicts are confounded); then the core's headline on the primary metric; then per metric: both means, the paired difference with its interval,
 // the core's verdict, wins/ties/losses, the permutation test's p and its adjusted p; then the
 // questions where the runs disagree most, side by side.
-import { api, errorText, Comparison, GroupDiff, LeaderboardRow, PairedDiff, RunRecord, SideBySide } from "../api";
+import { api, errorText, Comparison, GroupDiff, LeaderboardRow, PairedDiff, RunRecord, SettingsDiff, SideBySide } from "../api";
 import { h, append, svg } from "../dom";
 import { fixed, signed, when, withInterval } from "../format";
 import { go, selection } from "../router";
@@ -22,7 +23,7 @@ export async function renderCompare(area: HTMLElement, runs: string[]): Promise<
     append(area, h("p", { class: "error" }, errorText(e)));
     return;
   }
-  if (view.leaderboard) append(area, leaderboardTable(view.leaderboard.metric, view.leaderboard.rows));
+  if (view.leaderboard) append(area, leaderboardTable(view.leaderboard.metric, view.leaderboard.rows, view.leaderboard.notes));
   view.comparisons.forEach((c, i) => append(area, comparisonTable(c), breakdownTable(c, view.breakdowns[i] ?? []), sideBySide(c, view.side_by_side[i] ?? [])));
   append(area, h("h2", {}, "Means with 95% intervals"), h("section", { class: "charts" }, ...view.charts.map(svg)));
 }
@@ -44,9 +45,18 @@ function picker(all: RunRecord[], chosen: string[]): HTMLElement {
   return list;
 }
 
-const verdictText = (c: Comparison, v: string) =>
-  v === "a_better" ? `${c.name_a} better` : v === "b_better" ? `${c.name_b} better` : v === "no_pairs" ? "no paired items"
-  : v === "too_few_pairs" ? "too few pairs for a verdict" : "no significant difference";
+/** Both runs' settings, the differing rows marked; the core's warning when they confound. */
+function settingsTable(c: Comparison): HTMLElement {
+  const s: SettingsDiff = c.settings;
+  const summary = s.differing.length === 0 ? "The runs' settings are the same: differences are run-to-run variation."
+    : s.differing.length === 1 ? `The runs differ in ${s.differing[0]} only: that is the factor compared.` : null;
+  return h("section", { class: "settings", "data-testid": "settings" },
+    s.warning ? h("p", { class: "warn confound", "data-testid": "confound-warning" }, s.warning) : h("p", { class: "muted", "data-testid": "settings-summary" }, summary),
+    h("table", { class: "rows settings-table" },
+      h("thead", {}, h("tr", {}, h("th", {}, "setting"), h("th", {}, `A: ${c.name_a}`), h("th", {}, `B: ${c.name_b}`))),
+      h("tbody", {}, ...s.rows.map((r) => h("tr", { "data-setting": r.setting, class: r.differs ? "differs" : "" },
+        h("th", {}, r.setting), h("td", { class: "text" }, r.a), h("td", { class: "text" }, r.b))))));
+}
 
 function comparisonTable(c: Comparison): HTMLElement {
   // With no question scored in both runs nothing was tested: the core's p of 1 and 0/0/0 say
@@ -57,18 +67,20 @@ function comparisonTable(c: Comparison): HTMLElement {
     h("td", { class: "num" }, withInterval(d.mean_a, d.ci95_a)),
     h("td", { class: "num" }, withInterval(d.mean_b, d.ci95_b)),
     h("td", { class: "num" }, withInterval(d.mean_diff, d.ci95_diff, signed)),
-    h("td", { class: `verdict ${d.verdict}` }, verdictText(c, d.verdict)),
+    h("td", { class: `verdict ${d.verdict}${c.settings.confounded ? " confounded" : ""}` }, d.verdict_text),
     h("td", { class: "num" }, untested(d, `${d.wins} / ${d.ties} / ${d.losses}`)),
     h("td", { class: "num" }, untested(d, pValue(d.permutation_p))),
     h("td", { class: "num" }, d.primary ? "—" : untested(d, pValue(d.adjusted_p))),
     h("td", { class: "num pairs" }, `${d.pairs}${d.excluded ? ` (+${d.excluded} unpaired)` : ""}`)));
   return h("section", { class: "comparison" },
     h("h2", {}, `A = ${c.name_a} (baseline), B = ${c.name_b}`),
+    settingsTable(c),
     h("p", { class: "headline", "data-testid": "headline" }, c.headline),
     c.same_dataset ? null : h("p", { class: "warn" }, "The runs used different versions of the dataset; questions are paired by id."),
     h("table", { class: "rows comparison-table" },
       h("thead", {}, h("tr", {}, ...["metric", "A mean [95%]", "B mean [95%]", "B − A [95% BCa]", "verdict", "wins / ties / losses", "p", "Holm p", "pairs"].map((t) => h("th", {}, t)))),
-      h("tbody", {}, ...rows)));
+      h("tbody", {}, ...rows)),
+    h("p", { class: "muted" }, "p: paired permutation test. Holm p: adjusted over the secondary metrics, never below the primary's p; a verdict needs it under 0.05 and the interval off zero."));
 }
 
 function breakdownTable(c: Comparison, groups: GroupDiff[]): HTMLElement | null {
@@ -88,10 +100,11 @@ function breakdownTable(c: Comparison, groups: GroupDiff[]): HTMLElement | null 
         h("td", { class: "num" }, pValue(g.adjusted_p)))))));
 }
 
-function leaderboardTable(metric: string, rows: LeaderboardRow[]): HTMLElement {
+function leaderboardTable(metric: string, rows: LeaderboardRow[], notes: string[]): HTMLElement {
   return h("section", { class: "leaderboard", id: "leaderboard" },
     h("h2", {}, `Leaderboard: ${metric} (primary metric)`),
-    h("p", { class: "muted" }, "Mean with its 95% interval; runs whose intervals overlap share a rank."),
+    h("p", { class: "muted" }, "Mean with its 95% interval, each run on its own (unpaired); runs whose intervals overlap share a rank. The comparisons below test the same questions paired."),
+    ...notes.map((n) => h("p", { class: "warn leaderboard-note" }, n)),
     h("table", { class: "rows" },
       h("thead", {}, h("tr", {}, ...["rank", "run", `${metric} [95%]`, "n"].map((t) => h("th", {}, t)))),
       h("tbody", {}, ...rows.map((r) => h("tr", { "data-run": r.run },

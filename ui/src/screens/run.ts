@@ -36,6 +36,7 @@ export async function renderRun(area: HTMLElement, runId: string): Promise<void>
     h("h1", { id: "run-title" }, run.name),
     h("p", { class: "muted", id: "run-meta" }, [
       run.dataset, run.config.target, run.config.model ? `model ${run.config.model}` : null,
+      retrievalSummary(run),
       run.config.judges?.length ? `judges ${run.config.judges.join(", ")} on ${run.config.judge_model ?? "?"}` : null,
       run.status, when(run.created_at), run.id,
     ].filter(Boolean).join(" · ")),
@@ -50,6 +51,13 @@ export async function renderRun(area: HTMLElement, runId: string): Promise<void>
 }
 
 /** The run's judges against a human labels file, and thresholds fitted on it (`assay agree --calibrate`). */
+/** How a run retrieved, for targets that retrieve: mode and top-k as the core recorded them. */
+function retrievalSummary(run: JsonRun): string | null {
+  const kind = run.config.target.split(":")[0];
+  if (kind !== "rag" && kind !== "retrieve") return null;
+  return `retrieval ${run.config.retrieval ?? "bm25 (not recorded: the default)"} · top-k ${run.config.top_k ?? "?"}`;
+}
+
 function calibration(runId: string): HTMLElement {
   const result = h("div", { id: "calibration-result" });
   const section = h("details", { class: "charts-block", id: "calibration" },

@@ -69,6 +69,9 @@ export function startRequest(form: RunForm, resume: string | null): { request: S
     if (form.target === "answers" && !form.answers.trim()) return { error: "Choose an answers file." };
     if (form.target === "http" && !form.answers.trim()) return { error: "Choose the service's description (a .toml file)." };
     if (form.target === "rag" && form.models.length === 0) return { error: "Pick at least one installed generator model." };
+    if (retrieves && form.retrievals.length === 0) {
+      return { error: "Retrieval: tick at least one mode (bm25 searches keywords, dense compares embeddings, hybrid does both)." };
+    }
     if (form.experiment === "remove-context" && form.target !== "rag") {
       return { error: "The knowledge-removal experiment needs the rag target (it removes chunks from retrieval)." };
     }
