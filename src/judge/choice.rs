@@ -20,11 +20,10 @@ use super::statements::{failed as failed_statements, judge_prepared, prepare as 
 use super::prompt::{baseline_variables, item_variables, marked, user_prompt_tokens};
 use super::Verdict;
 use crate::dataset::Question;
-use crate::llm::prompt_text::untrusted;
 use crate::llm::chat_template::ChatMessage;
+use crate::llm::error::LlmError;
 use crate::llm::generate::GenerationParams;
 use crate::llm::model::LanguageModel;
-use crate::llm::error::LlmError;
 use crate::llm::prompt_state::PromptState;
 use crate::record::Answer;
 
@@ -44,13 +43,13 @@ impl JudgePanel {
     /// Check each spec against the model (outcomes must tokenize, jury members be present).
     pub fn new(specs: Vec<JudgeSpec>, model: Arc<LanguageModel>) -> Result<Self, JudgeError> {
         for spec in &specs {
+            if spec.mode == JudgeMode::Pairwise {
+                return Err(JudgeError::PairwiseInRun { judge: spec.name.clone() });
+            }
             if spec.mode == JudgeMode::Jury {
                 for member in &spec.members {
                     if !specs.iter().any(|s| &s.name == member) && !is_jury_metric(member) {
                         return Err(JudgeError::MissingMember { judge: spec.name.clone(), member: member.clone() });
-            if spec.mode == JudgeMode::Pairwise {
-                return Err(JudgeError::PairwiseInRun { judge: spec.name.clone() });
-            }
                     }
                 }
                 continue;

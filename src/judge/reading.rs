@@ -3,9 +3,11 @@
 //! model's state after each shared beginning and continues a clone of it for each prompt, so
 //! every shared token is read once per item; it counts the tokens it reads.
 
-use crate::llm::model::LanguageModel;
+use super::prompt::user_prompt_tokens;
 use crate::llm::error::LlmError;
+use crate::llm::model::LanguageModel;
 use crate::llm::prompt_state::PromptState;
+use crate::llm::prompt_text::untrusted;
 
 /// How a judge panel reads its prompts (the older ways are kept to measure the difference).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -44,10 +46,6 @@ pub fn branch_points(sequences: &[Vec<u32>]) -> Vec<usize> {
         .collect()
 }
 
-/// The states read so far for one item (and the panel's template state).
-pub struct Reader<'m> {
-    model: &'m LanguageModel,
-    states: Vec<PromptState>,
 /// The state after the chat template's text that comes before any user message, read once per
 /// panel and reused by every prompt; None when the template puts nothing there to reuse.
 pub fn template_state(model: &LanguageModel) -> Result<Option<PromptState>, LlmError> {
@@ -61,6 +59,10 @@ pub fn template_state(model: &LanguageModel) -> Result<Option<PromptState>, LlmE
     model.prefill(&a[..shared]).map(Some)
 }
 
+/// The states read so far for one item (and the panel's template state).
+pub struct Reader<'m> {
+    model: &'m LanguageModel,
+    states: Vec<PromptState>,
     keep: bool,
     /// Prompt tokens run through the model by this reader.
     pub tokens_read: usize,

@@ -17,9 +17,9 @@ use super::spec::{JudgeMode, JudgeSpec};
 use super::statements;
 use super::{Judging, Verdict};
 use crate::dataset::Question;
-use crate::llm::scoring::first_token_outcome_logprobs;
 use crate::llm::chat_template::ChatMessage;
 use crate::llm::generate::GenerationParams;
+use crate::llm::scoring::first_token_outcome_logprobs;
 use crate::llm::server::ServerModel;
 use crate::record::Answer;
 
@@ -34,11 +34,11 @@ pub struct ServedJudgePanel {
 impl ServedJudgePanel {
     /// Check the specs (jury members present) and that the server gives log-probabilities.
     pub fn new(specs: Vec<JudgeSpec>, server: Arc<ServerModel>) -> Result<Self, JudgeError> {
-        for spec in specs.iter().filter(|s| s.mode == JudgeMode::Jury) {
-            for member in &spec.members {
         if let Some(spec) = specs.iter().find(|s| s.mode == JudgeMode::Pairwise) {
             return Err(JudgeError::PairwiseInRun { judge: spec.name.clone() });
         }
+        for spec in specs.iter().filter(|s| s.mode == JudgeMode::Jury) {
+            for member in &spec.members {
                 if !specs.iter().any(|s| &s.name == member) && !super::jury_metrics::is_jury_metric(member) {
                     return Err(JudgeError::MissingMember { judge: spec.name.clone(), member: member.clone() });
                 }
