@@ -30,7 +30,7 @@ const PAYLOADS: &[(&str, &str, &str)] = &[
     (
         "captured-loop",
         "{% set x %}{% for i in range(100000) %}{% for j in range(40) %}aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa{% endfor %}{% endfor %}{% endset %}{{ x|length }}",
-        "more than 64 MiB of values and text in all",
+        "the rendered text passed 16 MiB",
     ),
     (
         "kept-in-a-list",
@@ -45,7 +45,7 @@ const PAYLOADS: &[(&str, &str, &str)] = &[
     (
         "written-out",
         r#"{% for i in range(100000) %}{% for j in range(40) %}{{ "y" * 1000 }}{% endfor %}{% endfor %}"#,
-        "more than 64 MiB of values and text in all",
+        "the rendered text passed 16 MiB",
     ),
 ];
 

@@ -201,6 +201,6 @@ fn emit(budget: &RenderBudget, state: &State, args: &[Value]) -> Result<Value, E
         None if remaining < MAX_VALUE_BYTES => remaining.saturating_add(1),
         None => return Err(too_large(step, None)),
     };
-    budget.charge(step, if escaping { bytes.saturating_mul(6) } else { bytes })?;
+    budget.write(if escaping { bytes.saturating_mul(6) } else { bytes })?;
     Ok(value)
 }

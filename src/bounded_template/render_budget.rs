@@ -27,11 +27,30 @@ pub const MAX_ITEMS: usize = MAX_VALUE_BYTES / ITEM_BYTES;
 #[derive(Debug)]
 pub struct RenderBudget {
     remaining: AtomicUsize,
+    /// Text written so far, into the output or into a `{% set %}` block or macro.
+    written: AtomicUsize,
 }
 
 impl RenderBudget {
     pub fn new() -> RenderBudget {
-        RenderBudget { remaining: AtomicUsize::new(MAX_RENDER_BYTES) }
+        RenderBudget { remaining: AtomicUsize::new(MAX_RENDER_BYTES), written: AtomicUsize::new(0) }
+    }
+
+    /// Count `bytes` of text written: an error once the render has written more than the
+    /// rendered-text cap, captured or not (a prompt is far smaller; this stops a loop that
+    /// writes without end as early as the output cap would).
+    pub fn write(&self, bytes: usize) -> Result<(), Error> {
+        let before = self.written.fetch_add(bytes, Ordering::Relaxed);
+        if before.saturating_add(bytes) > super::MAX_RENDERED_BYTES {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "the rendered text passed {} MiB; stopped (a loop that writes too much?)",
+                    super::MAX_RENDERED_BYTES >> 20
+                ),
+            ));
+        }
+        self.charge("writing a value", bytes)
     }
 
     /// Count `bytes` that `step` builds: an error when one value would pass
