@@ -90,21 +90,29 @@ pub fn cpu_kernels() -> Result<CpuKernels> {
     static CHOICE: OnceLock<std::result::Result<CpuKernels, String>> = OnceLock::new();
     CHOICE
         .get_or_init(|| {
-            let Ok(name) = std::env::var("ASSAY_CPU") else {
-                return Ok(CpuKernels { isa: Isa::best(), forced: false });
-            };
-            let names = Isa::ALL.map(Isa::name).join(", ");
-            let isa = Isa::from_name(name.trim())
-                .ok_or_else(|| format!("ASSAY_CPU=`{name}` names no kernel path (expected one of {names})"))?;
-            if !isa.supported() {
-                let here = Isa::all_supported().iter().map(|isa| isa.name()).collect::<Vec<_>>().join(", ");
-                return Err(format!("ASSAY_CPU={isa}: this CPU lacks its instructions (it runs {here})"));
+            let choice = cpu_kernels_named(std::env::var("ASSAY_CPU").ok().as_deref());
+            if let Ok(CpuKernels { isa, forced: true }) = choice {
+                tracing::info!("CPU kernels: the {isa} path, as ASSAY_CPU says");
             }
-            tracing::info!("CPU kernels: the {isa} path, as ASSAY_CPU says");
-            Ok(CpuKernels { isa, forced: true })
+            choice
         })
         .clone()
         .map_err(LlmError::Device)
+}
+
+/// The path `ASSAY_CPU`'s value names; unset or empty: the fastest this CPU runs.
+fn cpu_kernels_named(value: Option<&str>) -> std::result::Result<CpuKernels, String> {
+    let Some(name) = value.map(str::trim).filter(|name| !name.is_empty()) else {
+        return Ok(CpuKernels { isa: Isa::best(), forced: false });
+    };
+    let names = Isa::ALL.map(Isa::name).join(", ");
+    let isa = Isa::from_name(name)
+        .ok_or_else(|| format!("ASSAY_CPU=`{name}` names no kernel path (expected one of {names})"))?;
+    if !isa.supported() {
+        let here = Isa::all_supported().iter().map(|isa| isa.name()).collect::<Vec<_>>().join(", ");
+        return Err(format!("ASSAY_CPU={isa}: this CPU lacks its instructions (it runs {here})"));
+    }
+    Ok(CpuKernels { isa, forced: true })
 }
 
 /// The binary is compiled for x86-64-v3 (AVX2, FMA): on an older CPU it would die of an
@@ -121,4 +129,23 @@ pub fn check_cpu_features() -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assay_cpu_names_a_path_this_cpu_runs_or_is_refused_with_the_choices() {
+        let detected = cpu_kernels_named(None).unwrap();
+        assert_eq!(detected, CpuKernels { isa: Isa::best(), forced: false });
+        assert_eq!(cpu_kernels_named(Some(" ")).unwrap(), detected, "empty counts as unset");
+        assert_eq!(cpu_kernels_named(Some("scalar")).unwrap(), CpuKernels { isa: Isa::Scalar, forced: true });
+        let unknown = cpu_kernels_named(Some("sse4")).unwrap_err();
+        assert!(unknown.contains("`sse4`") && unknown.contains("avx512") && unknown.contains("neon"), "{unknown}");
+        // Each architecture lacks the other's paths.
+        let foreign = Isa::ALL.into_iter().find(|isa| !isa.supported()).expect("no CPU runs both x86 and ARM paths");
+        let lacking = cpu_kernels_named(Some(foreign.name())).unwrap_err();
+        assert!(lacking.contains(foreign.name()) && lacking.contains("it runs scalar"), "{lacking}");
+    }
 }
