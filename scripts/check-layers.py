@@ -39,7 +39,7 @@ FORBIDDEN = {
     "compare": EVALUATION | {"report", "retrieve"},
     "report": EVALUATION,
     "judge": {"run", "targets", "generate", "store", "stats", "compare", "report"},
-    "targets": {"run", "generate", "stats", "compare", "report"},
+    "targets": {"run", "generate", "store", "stats", "compare", "report"},
     "generate": {"run", "stats", "compare", "report"},
 }
 

@@ -8,14 +8,14 @@ use assay::llm::device::DeviceChoice;
 use assay::llm::model::LanguageModel;
 use assay::models::registry::Registry;
 use assay::bench::retrieval::{bench_retrieval, BenchOptions};
-use assay::retrieve::{index_dataset, IndexSettings};
+use assay::retrieve::IndexSettings;
 use assay::targets::EMBEDDING_MODEL_ID;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 pub fn index(dataset_dir: &Path, json: bool) -> anyhow::Result<()> {
     let dataset = load_dataset(dataset_dir)?;
-    let (_index, report) = index_dataset(&dataset, IndexSettings::for_dataset(&dataset))?;
+    let report = assay::run::build_index(&dataset)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
