@@ -85,5 +85,5 @@ fn verdicts_are_stored_with_their_distribution() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("one --labels file per run"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one labels file per run"));
 }
