@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::distribution::{unscored, verdict_against_baseline, verdict_from_logprobs};
-use super::reading::{branch_points, template_state, Reader, Reading};
+use super::reading::{branch_points, cached_template_states, Reader, Reading};
 use super::spec::{JudgeMode, JudgeSpec};
 use super::error::JudgeError;
 use super::jury_metrics::{is_jury_metric, jury_metric};
@@ -190,16 +190,7 @@ impl JudgePanel {
 
     /// The state after the chat template's text that comes before any item, read once.
     fn template_state(&mut self) -> Vec<PromptState> {
-        if self.reading == Reading::Whole {
-            return Vec::new();
-        }
-        if self.template.is_none() {
-            // Without the template state every prompt is read whole: slower, same verdicts.
-            let state = template_state(&self.model).ok().flatten();
-            self.tokens_read += state.as_ref().map_or(0, |s| s.len());
-            self.template = Some(state);
-        }
-        self.template.clone().flatten().into_iter().collect()
+        cached_template_states(&self.model, self.reading, &mut self.template, &mut self.tokens_read)
     }
 }
 

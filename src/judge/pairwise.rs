@@ -20,7 +20,7 @@ use super::error::JudgeError;
 use super::injection::item_is_suspect;
 use super::pairwise_orders::combine_orders;
 use super::prompt::{marked, marked_for_server, user_prompt_tokens, NO_REFERENCE};
-use super::reading::{common_prefix, template_state, Reader, Reading};
+use super::reading::{common_prefix, cached_template_states, Reader, Reading};
 use super::spec::{JudgeMode, JudgeSpec};
 use crate::dataset::Question;
 use crate::llm::chat_template::ChatMessage;
@@ -140,16 +140,7 @@ impl PairwiseJudge {
     }
 
     fn template_states(&mut self) -> Vec<PromptState> {
-        if self.reading == Reading::Whole {
-            return Vec::new();
-        }
-        if self.template.is_none() {
-            // Without it every prompt is read whole: slower, the same distributions.
-            let state = template_state(&self.model).ok().flatten();
-            self.tokens_read += state.as_ref().map_or(0, |s| s.len());
-            self.template = Some(state);
-        }
-        self.template.clone().flatten().into_iter().collect()
+        cached_template_states(&self.model, self.reading, &mut self.template, &mut self.tokens_read)
     }
 
     fn both_orders(&mut self, question: &Question, a: &Answer, b: &Answer) -> Result<[Vec<f64>; 2], JudgeError> {

@@ -59,6 +59,26 @@ pub fn template_state(model: &LanguageModel) -> Result<Option<PromptState>, LlmE
     model.prefill(&a[..shared]).map(Some)
 }
 
+/// The template state for a judge that keeps it between items: read on first use (counted in
+/// `tokens_read`), then reused; none under `Reading::Whole` or when the template has no shared
+/// start, so every prompt is read whole (slower, the same distributions).
+pub fn cached_template_states(
+    model: &LanguageModel,
+    reading: Reading,
+    cache: &mut Option<Option<PromptState>>,
+    tokens_read: &mut usize,
+) -> Vec<PromptState> {
+    if reading == Reading::Whole {
+        return Vec::new();
+    }
+    let state = cache.get_or_insert_with(|| {
+        let state = template_state(model).ok().flatten();
+        *tokens_read += state.as_ref().map_or(0, |s| s.len());
+        state
+    });
+    state.clone().into_iter().collect()
+}
+
 /// The states read so far for one item (and the panel's template state).
 pub struct Reader<'m> {
     model: &'m LanguageModel,
