@@ -11,133 +11,23 @@
 // installed. scripts/desktop-test.sh sets all of that up.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, mkdirSync, readFileSync, existsSync, cpSync, copyFileSync } from "node:fs";
+import { writeFileSync, mkdirSync, readFileSync, existsSync, cpSync, copyFileSync, mkdtempSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { createHash } from "node:crypto";
-import net from "node:net";
 import path from "node:path";
-import { Builder, By, Key, until } from "selenium-webdriver";
+import { By, Key, until } from "selenium-webdriver";
+import {
+  root, app, dataset, work, db, generators, model, driver,
+  assay, launch, quit, shot, $, $$, text, nav, type, runByName, compareNamed, windowSize, openRunNamed,
+} from "./session.mjs";
 
-const root = path.resolve(import.meta.dirname, "..");
-// The build's folder: CARGO_TARGET_DIR when the build was told one (as cargo is), else target/.
-const targetDir = process.env.CARGO_TARGET_DIR ? path.resolve(process.env.CARGO_TARGET_DIR) : path.join(root, "target");
-const app = path.join(targetDir, "debug/assay-desktop");
-const cli = path.join(targetDir, "debug/assay");
-const dataset = path.join(root, "datasets/trailgear");
-const shots = path.join(root, "e2e/screenshots");
-const work = mkdtempSync(path.join(tmpdir(), "assay-e2e-"));
-const db = path.join(work, "assay.sqlite");
-const env = { ...process.env, ASSAY_DB: db };
-// Both default generator models answer (one experiment of two runs), judged by the smallest
-// model: a few questions and short answers keep CI fast; a person picks models the same way.
-const generators = (process.env.ASSAY_E2E_MODELS || "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct").split(",");
-const model = generators[0];
 const runName = "rag from the window";
 const runNames = generators.map((g) => `${runName} ${g}`);
 const ragLimit = 2;
 const maxTokens = 32;
 // A copy of the sample dataset with three generated pairs waiting for review (e2e/fixtures).
 const reviewed = path.join(work, "review-dataset");
-
-let driverProcess;
-let driver;
-
-function assay(...args) {
-  return execFileSync(cli, args, { env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-}
-
-function portOpen(port) {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, "127.0.0.1");
-    socket.once("connect", () => { socket.end(); resolve(true); });
-    socket.once("error", () => resolve(false));
-  });
-}
-
-async function waitForPorts(ports, ms) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if ((await Promise.all(ports.map(portOpen))).every(Boolean)) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`tauri-driver did not open ports ${ports.join(", ")}`);
-}
-
-/** tauri-driver (and through it the app) with extra environment, e.g. a dark GTK theme. */
-async function launch(extraEnv = {}) {
-  // Its own process group, so quit() can end WebKitWebDriver and the app with it.
-  driverProcess = spawn("tauri-driver", ["--port", "4444", "--native-port", "4445", "--native-driver", "/usr/bin/WebKitWebDriver"],
-    { env: { ...env, ...extraEnv }, stdio: ["ignore", "inherit", "inherit"], detached: true });
-  await waitForPorts([4444, 4445], 30000);
-  const capabilities = { browserName: "wry", "tauri:options": { application: app } };
-  driver = await new Builder().usingServer("http://127.0.0.1:4444/").withCapabilities(capabilities).build();
-}
-
-async function quit() {
-  await driver?.quit().catch(() => undefined);
-  driver = undefined;
-  if (driverProcess && driverProcess.exitCode === null) {
-    const exited = new Promise((r) => driverProcess.once("exit", r));
-    driverProcess.kill();
-    await exited;
-  }
-  // An app that outlives its session (seen once under heavy load) holds the test's stderr
-  // open, and the test process would never exit.
-  try { if (driverProcess) process.kill(-driverProcess.pid, "SIGTERM"); } catch { /* the group is gone */ }
-  // The ports must be free before the next launch.
-  const end = Date.now() + 10000;
-  while (Date.now() < end && ((await portOpen(4444)) || (await portOpen(4445)))) await new Promise((r) => setTimeout(r, 200));
-}
-
-async function shot(name) {
-  mkdirSync(shots, { recursive: true });
-  // Let the page paint what the test just saw before the picture is taken.
-  await driver.executeAsyncScript("const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(() => done()))");
-  writeFileSync(path.join(shots, `${name}.png`), await driver.takeScreenshot(), "base64");
-}
-
-const $ = (css, ms = 15000) => driver.wait(until.elementLocated(By.css(css)), ms);
-const $$ = (css) => driver.findElements(By.css(css));
-const text = async (css) => (await $(css)).getText();
-const nav = async (screen) => (await $(`button.nav[data-screen="${screen}"]`)).click();
-const type = async (css, value) => { const el = await $(css); await el.clear(); await el.sendKeys(value); };
-const runByName = (name) => JSON.parse(assay("show", name, "--json")).runs[0];
-
-/** Tick exactly the runs named (the first named is ticked first: the baseline) and compare. */
-async function compareNamed(names) {
-  await nav("runs");
-  await $("#runs-table tbody tr");
-  // Clear every box first, then tick the named runs in order: the selection keeps tick order.
-  for (const row of await $$("#runs-table tbody tr")) {
-    const box = await row.findElement(By.css("input[type=checkbox]"));
-    if (await box.isSelected()) await box.click();
-  }
-  for (const wanted of names) {
-    for (const row of await $$("#runs-table tbody tr")) {
-      if ((await row.findElement(By.css("td.name")).getText()) !== wanted) continue;
-      await (await row.findElement(By.css("input[type=checkbox]"))).click();
-    }
-  }
-  await (await $("#compare-selected")).click();
-  await $('[data-testid="settings"]');
-}
-
-/** The window's inner size for a screenshot at a size a user has. */
-async function windowSize(width, height) {
-  await driver.manage().window().setRect({ width, height });
-  await driver.wait(async () => (await driver.executeScript("return window.innerWidth")) <= width, 5000);
-}
-
-async function openRunNamed(name) {
-  await nav("runs");
-  await $("#runs-table tbody tr");
-  for (const row of await $$("#runs-table tbody tr")) {
-    const cell = await row.findElement(By.css("td.name"));
-    if ((await cell.getText()) === name) { await cell.click(); break; }
-  }
-  await driver.wait(async () => (await text("#run-title")) === name, 15000);
-}
 
 before(async () => {
   assert.ok(existsSync(app), `${app} is missing: build it with --features tauri/custom-protocol`);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The desktop app's tests: installs what they need (idempotent), runs the UI's unit tests, builds
 # the CLI and the app (one debug build with the UI embedded), then drives the real app under
-# Xvfb through tauri-driver + WebKitWebDriver (e2e/app.test.mjs). Screenshots land in
+# Xvfb through tauri-driver + WebKitWebDriver (every e2e/*.test.mjs, one after another, each
+# launching its own app; e2e/session.mjs holds the shared driver). Screenshots land in
 # e2e/screenshots/. scripts/test.sh runs this too; `--no-build` skips the cargo build when the
 # caller has just built the workspace.
 set -euo pipefail
