@@ -39,6 +39,7 @@ mod judge_untrusted;
 mod judged_run;
 mod kill_resume;
 mod knowledge_removal;
+mod labels_store;
 mod llm_architectures;
 mod llm_greedy;
 mod llm_model;

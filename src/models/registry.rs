@@ -101,6 +101,35 @@ pub enum InstallState {
     Missing,
 }
 
+/// What `Registry::remove` did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Removed {
+    /// A served model's entry was forgotten (the server itself is untouched).
+    Server { id: String },
+    /// An added model's entry was forgotten; its file was not touched.
+    Reference { id: String, file: PathBuf },
+    /// A pulled model's downloaded files were deleted; `bytes` were freed.
+    Downloaded { id: String, folder: PathBuf, bytes: u64 },
+}
+
+impl Removed {
+    /// One sentence saying what was removed and what was kept.
+    pub fn describe(&self) -> String {
+        match self {
+            Removed::Server { id } => format!("removed served model {id} (the server itself is untouched)"),
+            Removed::Reference { id, file } => {
+                format!("removed {id} from the registry; its file {} was not deleted", file.display())
+            }
+            Removed::Downloaded { id, folder, bytes } => format!(
+                "deleted {id}'s downloaded files ({:.1} MB) from {}; `assay models pull {id}` installs it again",
+                *bytes as f64 / 1e6,
+                folder.display()
+            ),
+        }
+    }
+}
+
 /// The registry: built-in models followed by the user's added ones.
 #[derive(Debug, Clone)]
 pub struct Registry {
@@ -320,6 +349,50 @@ impl Registry {
         self.update_user_file(|user| user.servers.push(spec.clone()))?;
         self.servers.push(spec);
         Ok(())
+    }
+
+    /// Remove a model: a served model's entry, or an added model's entry (the file it points
+    /// to is the user's and stays where it is), or the files `pull` downloaded for a built-in
+    /// model (its folder under the models dir, which Assay alone writes; the entry itself is
+    /// built in, so it stays known and can be pulled again). Says what it did.
+    pub fn remove(&mut self, id: &str) -> Result<Removed> {
+        if self.server(id).is_some() {
+            self.update_user_file(|user| user.servers.retain(|s| s.id != id))?;
+            self.servers.retain(|s| s.id != id);
+            return Ok(Removed::Server { id: id.to_string() });
+        }
+        let entry = self.entry(id)?.clone();
+        if let Some(path) = &entry.path {
+            self.update_user_file(|user| user.models.retain(|m| m.id != id))?;
+            for file in &entry.files {
+                // The stamp is ours; a missing one is already what we want.
+                let _ = fs::remove_file(self.stamp_path(&entry, file));
+            }
+            self.models.retain(|m| m.id != id);
+            return Ok(Removed::Reference { id: id.to_string(), file: path.clone() });
+        }
+        let folder = self.models_dir.join(&entry.id);
+        let mut bytes = 0;
+        let mut found = false;
+        // Only the files the entry names and their stamps: anything else a user put in the
+        // folder is left, and so is the folder then.
+        for file in &entry.files {
+            let path = self.file_path(&entry, file);
+            if let Ok(meta) = fs::metadata(&path) {
+                found = true;
+                bytes += meta.len();
+                fs::remove_file(&path).map_err(|e| ModelsError::io(&path, e))?;
+            }
+            let stamp = self.stamp_path(&entry, file);
+            if stamp.exists() {
+                fs::remove_file(&stamp).map_err(|e| ModelsError::io(&stamp, e))?;
+            }
+        }
+        if !found {
+            return Err(ModelsError::NotInstalled { id: id.to_string() });
+        }
+        let _ = fs::remove_dir(&folder);
+        Ok(Removed::Downloaded { id: id.to_string(), folder, bytes })
     }
 
     /// Read the user's models file (or start one), change it, write it back whole.

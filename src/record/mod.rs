@@ -5,6 +5,7 @@
 //! can name these types without importing another stage's behaviour.
 
 mod answer;
+mod answer_label;
 mod generation;
 mod pairwise;
 mod run_config;
@@ -13,6 +14,7 @@ mod time;
 mod verdict;
 
 pub use answer::{Answer, RetrievedChunk};
+pub use answer_label::{AnswerLabel, LabelRecord};
 pub use generation::CachedGeneration;
 pub use pairwise::{PairPreference, PairwiseJudgment, Preferred, FIRST_ANSWER, SECOND_ANSWER, TIE};
 pub use run_config::{KnowledgeArm, RerankConfig, RunConfig};

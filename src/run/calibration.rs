@@ -9,6 +9,7 @@
 use crate::judge::agreement::{band, compare_with_labels, fit_thresholds, read_labels, Agreement, HumanLabel, JudgedItem, LabelsError};
 use crate::judge::spec::{default_judges_dir, load_all, write_calibrated_copy};
 use crate::judge::spec::{JudgeMode, JudgeSpec, SpecError};
+use super::labels::{stored_human_labels, LABELS_JUDGE};
 use crate::store::{Store, StoreError};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,11 +29,15 @@ pub enum CalibrationError {
     Labelled(String),
     #[error("no judge of run(s) {0} has human labels in the labels file(s)")]
     NoLabels(String),
+    #[error("no judge of run(s) {0} can be compared with their stored labels: label answers first (the app's run page, or `assay labels import RUN FILE`)")]
+    NoStoredLabels(String),
     #[error("--labels-as: no judge named {0}")]
     UnknownBase(String),
 }
 
-/// What to compare: runs and one labels file per run, in the same order.
+/// What to compare: runs and one labels file per run, in the same order; no labels files: the
+/// labels stored with the runs (`run::set_label`), as the `correct` judge's Yes / No, with
+/// every other judge compared with them as pass / fail.
 #[derive(Debug, Clone, Default)]
 pub struct AgreementRequest {
     pub runs: Vec<String>,
@@ -70,7 +75,8 @@ pub struct JudgeAgreement {
 /// calibrate them when `request.calibrate`.
 pub fn judge_agreement(db: &Path, request: &AgreementRequest) -> Result<JudgeAgreement, CalibrationError> {
     let (runs, label_files) = (&request.runs, &request.labels);
-    if runs.len() != label_files.len() {
+    let stored_labels = label_files.is_empty();
+    if !stored_labels && runs.len() != label_files.len() {
         return Err(CalibrationError::LabelsPerRun { runs: runs.len(), labels: label_files.len() });
     }
     let store = Store::open_existing(db)?;
@@ -79,7 +85,7 @@ pub fn judge_agreement(db: &Path, request: &AgreementRequest) -> Result<JudgeAgr
     let mut outcomes_of: BTreeMap<String, Vec<String>> = specs.iter().map(|(k, s)| (k.clone(), s.outcomes.clone())).collect();
     let mut verdicts: BTreeMap<String, BTreeMap<String, JudgedItem>> = BTreeMap::new();
     let mut human = Vec::new();
-    for (index, (run, labels_file)) in runs.iter().zip(label_files).enumerate() {
+    for (index, run) in runs.iter().enumerate() {
         let record = store.find_run(run)?;
         // One key space per run: `0:q001` and `1:q001` are different items.
         let key = |id: &str| if runs.len() == 1 { id.to_string() } else { format!("{index}:{id}") };
@@ -92,15 +98,23 @@ pub fn judge_agreement(db: &Path, request: &AgreementRequest) -> Result<JudgeAgr
                 .collect();
             verdicts.insert(key(&item.question.id), labels);
         }
-        for mut label in read_labels(labels_file)? {
+        let labels = match label_files.get(index) {
+            Some(file) => read_labels(file)?,
+            None => stored_human_labels(&store, &record.id)?,
+        };
+        for mut label in labels {
             label.id = key(&label.id);
             human.push(label);
         }
     }
-    if let Some(base) = &request.labels_as {
+    let labels_as = request.labels_as.clone().or_else(|| stored_labels.then(|| LABELS_JUDGE.to_string()));
+    if let Some(base) = &labels_as {
         add_pass_fail_rows(base, &specs, &mut outcomes_of, &mut verdicts, &mut human)?;
     }
     let agreements = compare_with_labels(&outcomes_of, &verdicts, &human).map_err(CalibrationError::Labelled)?;
+    if agreements.is_empty() && stored_labels {
+        return Err(CalibrationError::NoStoredLabels(runs.join(", ")));
+    }
     if agreements.is_empty() {
         return Err(CalibrationError::NoLabels(runs.join(", ")));
     }

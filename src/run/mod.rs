@@ -13,6 +13,7 @@ mod front_door;
 mod generation_store;
 mod index;
 mod judge_catalog;
+mod labels;
 mod lease;
 mod pair_generator;
 mod pairwise;
@@ -23,6 +24,10 @@ pub use execute::{execute, execute_judged, metric_selection, new_experiment_id, 
 pub use experiment::{knowledge_removals, plan_experiment, ExperimentKind, ExperimentRequest, DEFAULT_TARGET};
 pub use calibration::{judge_agreement, AgreementRequest, Calibration, CalibrationError, JudgeAgreement};
 pub use judge_catalog::{judge_catalog, judge_spec};
+pub use labels::{
+    export_labels, import_labels, remove_label, run_labels, set_label, write_labels_file, LabelError, LabelsImported, RunLabels, LABELS_JUDGE,
+    MAX_NOTE_CHARS,
+};
 pub use pairwise::{
     compare_pairwise, pairwise_compare, pairwise_judge, pairwise_spec, PairwiseError, PairwiseOrder,
     PairwiseProgress, PairwiseRequest, DEFAULT_PAIRWISE_JUDGE,

@@ -7,6 +7,7 @@
 //! several processes may use one file at once (they wait for each other's locks).
 
 mod generation_cache;
+mod labels;
 mod pairwise;
 mod schema;
 

@@ -81,6 +81,19 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX pairwise_judgments_run_b ON pairwise_judgments(run_b);
     "#,
+    // 4: people's labels on answers (see labels.rs): the current label of each answered
+    // question of a run, gone with its item (a retried item is a new answer, unlabelled).
+    r#"
+    CREATE TABLE labels (
+        run_id      TEXT NOT NULL,
+        question_id TEXT NOT NULL,
+        label       TEXT NOT NULL CHECK (label IN ('correct', 'wrong', 'skip')),
+        note        TEXT,
+        labelled_at TEXT NOT NULL,
+        PRIMARY KEY (run_id, question_id),
+        FOREIGN KEY (run_id, question_id) REFERENCES items(run_id, question_id) ON DELETE CASCADE
+    );
+    "#,
 ];
 
 /// The schema version that added the `generations` table.

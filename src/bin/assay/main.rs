@@ -8,6 +8,7 @@ mod commands_data;
 mod commands_generate;
 mod commands_index_bench;
 mod commands_judge;
+mod commands_labels;
 mod commands_run;
 mod commands_text;
 mod models;
@@ -171,14 +172,18 @@ enum Command {
     /// Judge specs: list the built-in and user judges, show one.
     #[command(subcommand)]
     Judges(commands_judge::JudgesCommand),
+    /// People's labels on a run's answers: list, set, clear, export, import.
+    #[command(subcommand)]
+    Labels(commands_labels::LabelsCommand),
     /// Agreement of a run's judges with human labels (accuracy, kappa, Spearman, confusion).
     Agree {
         /// Run id, unique id prefix, or run name; several runs are pooled.
         #[arg(required = true)]
         runs: Vec<String>,
         /// Labels JSONL: {"id": "q001", "judge": "correctness", "label": "Good"} per line;
-        /// one per run, in the same order.
-        #[arg(long, required = true)]
+        /// one per run, in the same order. None: the labels stored with the runs (`assay
+        /// labels`, the app), every judge compared with them as pass / fail.
+        #[arg(long)]
         labels: Vec<PathBuf>,
         #[arg(long)]
         json: bool,
@@ -324,6 +329,7 @@ fn main() {
             commands_judge::agree(&request, json, &db)
         }),
         Command::Models(command) => models::run(command),
+        Command::Labels(command) => commands_labels::run(command),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -56,6 +56,9 @@ pub enum ModelsCommand {
         #[arg(long, default_value_t = 300)]
         timeout_s: u64,
     },
+    /// Remove a model: a served model's or an added model's entry (the added file itself is
+    /// never deleted), or a pulled built-in model's downloaded files.
+    Remove { id: String },
     /// Find the GGUF models Ollama, LM Studio and the Hugging Face cache already hold and
     /// register them by reference (nothing is copied).
     Scan {
@@ -267,6 +270,11 @@ fn run_other(cmd: ModelsCommand) -> anyhow::Result<()> {
                     Err(reason) => println!("  {url}: not answering now ({})", crate::terminal::text(&reason)),
                 }
             }
+            Ok(())
+        }
+        ModelsCommand::Remove { id } => {
+            let removed = registry.remove(&id)?;
+            println!("{}", crate::terminal::text(&removed.describe()));
             Ok(())
         }
         ModelsCommand::Scan {
