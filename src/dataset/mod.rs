@@ -4,10 +4,12 @@
 //! file, the line and the field. Importers turn other formats (eShopSupport JSON, CSV) into
 //! this one. The fingerprint ties a run to the exact questions and corpus it was scored on.
 
+mod catalog;
 mod error;
 mod import;
 mod load;
 
+pub use catalog::{known_datasets, KnownDataset};
 pub use error::DatasetError;
 pub use import::{import_csv, import_eshop, CsvColumns, ImportSummary};
 pub use load::{

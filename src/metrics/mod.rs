@@ -55,6 +55,19 @@ pub fn metric_group(name: &str) -> &'static str {
     }
 }
 
+/// Metric and judge names in the order reports show them: by group (judges first: they answer
+/// "is it right?"), then in `ALL_METRICS` order, then by name; each name once.
+pub fn in_report_order<'a>(names: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut names: Vec<String> = names.cloned().collect();
+    names.sort_by_key(|n| {
+        let group = METRIC_GROUPS.iter().position(|g| *g == metric_group(n));
+        let rank = ALL_METRICS.iter().position(|m| m == n).unwrap_or(usize::MAX);
+        (group, rank, n.clone())
+    });
+    names.dedup();
+    names
+}
+
 /// The metrics of retrieval alone (they need retrieved chunks, not answer text).
 pub const RETRIEVAL_METRICS: &[&str] = &[
     "hit_at_k",
@@ -100,6 +113,29 @@ pub fn describe(name: &str) -> Option<&'static str> {
             "reciprocal rank of the first chunk holding half the golden context's words"
         }
         "context_ndcg_at_k" => "nDCG@k of retrieval, relevance by golden context coverage",
+        _ => return None,
+    })
+}
+
+/// The name a person reads for a metric ("Token F1" for `token_f1`); `None` for an unknown name
+/// (a judge goes by its own name).
+pub fn readable_name(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "exact_match" => "Exact match",
+        "token_f1" => "Token F1",
+        "rouge_1" => "ROUGE-1",
+        "rouge_l" => "ROUGE-L",
+        "bleu" => "BLEU",
+        "number_consistency" => "Number consistency",
+        "citation_precision" => "Citation precision",
+        "citation_recall" => "Citation recall",
+        "refusal_correct" => "Refusal correct",
+        "hit_at_k" => "Hit@k",
+        "mrr" => "MRR",
+        "ndcg_at_k" => "nDCG@k",
+        "context_hit_at_k" => "Context hit@k",
+        "context_mrr" => "Context MRR",
+        "context_ndcg_at_k" => "Context nDCG@k",
         _ => return None,
     })
 }

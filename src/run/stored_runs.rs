@@ -60,6 +60,12 @@ impl StoredRuns {
         Ok(reports)
     }
 
+    /// Whether a process is executing the run now (it holds the run's lease): a face offers
+    /// Resume only when none does.
+    pub fn is_held(&self, run_id: &str) -> Result<bool, super::RunError> {
+        super::lease::is_held(self.store.path(), run_id)
+    }
+
     /// Each metric's (and judge's) mean over the items of `run_id` stored so far: what a face
     /// shows while the run goes on (a second connection reads while the run's own writes).
     pub fn running_means(&self, run_id: &str, seed: u64) -> Result<BTreeMap<String, f64>, StoreError> {
