@@ -33,6 +33,13 @@ echo "== desktop app: UI unit tests and the end-to-end test under Xvfb" >&2
 desktop=0
 scripts/desktop-test.sh --no-build 2>&1 || desktop=$?
 
+echo "== kernels on aarch64: cross-compiled, run under qemu-user against the scalar reference" >&2
+# The ARM paths (NEON, dotprod, i8mm) never run on this x86 machine otherwise. The cross linker
+# and libc come from Debian; the Rust standard library for the target from rustup.
+install_missing qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+arm=0
+rustup target add aarch64-unknown-linux-gnu >&2 && kernels/test-aarch64.sh 2>&1 || arm=$?
+
 echo "== tests" >&2
 # Tests run two at a time on two cores: one compute thread per model keeps candle's thread
 # pool from spinning against the other test (measured: 10x slower decoding when oversubscribed).
@@ -44,5 +51,9 @@ cargo test "${workspace[@]}" --all-targets --no-fail-fast 2>&1 || status=$?
 if ((desktop)); then
   echo "desktop tests FAILED (exit $desktop): see '== desktop app' above; cargo test exit $status" >&2
   exit "$desktop"
+fi
+if ((arm)); then
+  echo "aarch64 kernel tests FAILED (exit $arm): see '== kernels on aarch64' above; cargo test exit $status" >&2
+  exit "$arm"
 fi
 exit "$status"

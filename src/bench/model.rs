@@ -5,6 +5,9 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use assay_kernels::isa::Isa;
+
+use crate::llm::device::{cpu_kernels, CpuKernels};
 use crate::llm::error::{LlmError, Result};
 use crate::llm::model::LanguageModel;
 
@@ -26,7 +29,17 @@ pub struct ModelBench {
     pub scoring_without_prefix_reuse_s: f64,
     /// Peak resident memory of the process so far (VmHWM), in MiB.
     pub peak_rss_mib: Option<f64>,
-    /// llama.cpp on the same file and thread count, when `llama-bench` is on the PATH.
+    /// The path of our CPU kernels the matrices ran on (`avx512`, `avx2`, …; docs/runtime.md).
+    #[serde(default)]
+    pub cpu_path: String,
+    /// Whether `ASSAY_CPU` forced that path (else it is the fastest this CPU runs).
+    #[serde(default)]
+    pub cpu_path_forced: bool,
+    /// The llama-bench program compared with: `llama-bench` on the default path,
+    /// `llama-bench-avx2` (llama.cpp built for AVX2 alone) on a forced AVX2 path.
+    #[serde(default)]
+    pub llama_bench_program: String,
+    /// llama.cpp on the same file and thread count, when that program is on the PATH.
     pub llama_cpp: Option<LlamaCppBench>,
 }
 
@@ -43,11 +56,35 @@ pub struct LlamaCppBench {
     pub rss_ratio: Option<f64>,
 }
 
-/// Run `llama-bench` (from llama.cpp; see scripts/llm_build_llama_cpp.sh) on the same file.
-/// None when it is not on the PATH or fails: the comparison is optional. Returns prompt and
-/// decode tokens per second and llama-bench's peak RSS in MiB where the OS reports it.
-pub fn llama_cpp_bench(path: &std::path::Path, threads: usize, prompt: usize, decode: usize) -> Option<(f64, f64, Option<f64>)> {
-    let mut child = std::process::Command::new("llama-bench")
+/// The kernel paths `assay bench` measures besides the default one, by `ASSAY_CPU` name: AVX2
+/// where the CPU has a wider path (AVX-512, AVX-VNNI), so one machine shows what a laptop
+/// without AVX-512 gets, against llama.cpp built for the same instructions.
+pub fn narrower_paths_to_compare() -> Vec<&'static str> {
+    let best = Isa::best();
+    if Isa::Avx2.supported() && best != Isa::Avx2 {
+        vec![Isa::Avx2.name()]
+    } else {
+        Vec::new()
+    }
+}
+
+/// The llama-bench program for a kernel path: llama.cpp's build for this CPU (`llama-bench`)
+/// unless `ASSAY_CPU` forced a narrower path, then the build for that path alone
+/// (`llama-bench-avx2`; scripts/llm_build_llama_cpp.sh DIR avx2 builds it), so both sides of
+/// a ratio use the same instruction set.
+pub fn llama_bench_program(kernels: CpuKernels) -> String {
+    if kernels.forced && kernels.isa != Isa::best() {
+        format!("llama-bench-{}", kernels.isa.name())
+    } else {
+        "llama-bench".to_string()
+    }
+}
+
+/// Run `program` (llama.cpp's llama-bench; see scripts/llm_build_llama_cpp.sh) on the same
+/// file. None when it is not on the PATH or fails: the comparison is optional. Returns prompt
+/// and decode tokens per second and llama-bench's peak RSS in MiB where the OS reports it.
+pub fn llama_cpp_bench(program: &str, path: &std::path::Path, threads: usize, prompt: usize, decode: usize) -> Option<(f64, f64, Option<f64>)> {
+    let mut child = std::process::Command::new(program)
         .arg("-m")
         .arg(path)
         .args(["-t", &threads.to_string(), "-p", &prompt.to_string(), "-n", &decode.to_string()])
@@ -169,7 +206,9 @@ pub fn bench_model_with(
     let prompt_tok_per_s = prompt_len as f64 / prompt_s;
     let decode_tok_per_s = decode_len as f64 / decode_s;
     let peak_rss = peak_rss_mib();
-    let llama_cpp = llama_cpp_bench(&model.path, threads, prompt_len, decode_len).map(|(p, d, rss)| LlamaCppBench {
+    let kernels = cpu_kernels()?;
+    let program = llama_bench_program(kernels);
+    let llama_cpp = llama_cpp_bench(&program, &model.path, threads, prompt_len, decode_len).map(|(p, d, rss)| LlamaCppBench {
         prompt_tok_per_s: p,
         decode_tok_per_s: d,
         prompt_ratio: prompt_tok_per_s / p,
@@ -189,6 +228,9 @@ pub fn bench_model_with(
         scoring_with_prefix_reuse_s: with_reuse,
         scoring_without_prefix_reuse_s: without_reuse,
         peak_rss_mib: peak_rss,
+        cpu_path: kernels.isa.name().to_string(),
+        cpu_path_forced: kernels.forced,
+        llama_bench_program: program,
         llama_cpp,
     })
 }

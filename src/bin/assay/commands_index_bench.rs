@@ -3,6 +3,7 @@
 
 use anyhow::Context;
 use assay::dataset::load_dataset;
+use assay::bench::end_to_end::{EndToEnd, EndToEndSide};
 use assay::bench::model::ModelBench;
 use assay::llm::device::DeviceChoice;
 use assay::llm::model::LanguageModel;
@@ -32,7 +33,12 @@ struct BenchReport {
     retrieval: Option<assay::bench::retrieval::RetrievalBench>,
     /// Each retrieval mode against the baseline on answer-in-top-5, question by question.
     retrieval_against_baseline: Vec<assay::bench::baseline::ModeAgainstBaseline>,
+    /// Each model on the default kernel path, then on each narrower path measured (the forced
+    /// AVX2 path on a CPU with a wider one), each against llama.cpp built for that path.
     models: Vec<assay::bench::model::ModelBench>,
+    /// RAG questions in process against llama-server on the same file (None when left out,
+    /// or llama-server or the model is missing: said on stderr).
+    end_to_end: Option<EndToEnd>,
     /// Models asked for but not installed.
     skipped_models: Vec<String>,
     /// Choice-mode judging against generate-then-parse, when the judge model is installed.
@@ -69,6 +75,18 @@ pub struct BenchParts {
     pub judge: bool,
 }
 
+/// The end-to-end row: how many of the dataset's questions, with which model.
+pub struct EndToEndArgs {
+    /// 0 leaves the row out.
+    pub questions: usize,
+    pub model: String,
+}
+
+/// Most tokens per answer on both sides of the end-to-end row: enough for the sample's short
+/// answers, few enough that reading the ~2,500-token prompts (where the runtimes differ most)
+/// is not drowned by decoding.
+const END_TO_END_MAX_TOKENS: usize = 64;
+
 /// Seeds the bootstrap and Monte Carlo permutation test of the comparisons with the baseline,
 /// as `assay compare` does (seed 0), so a bench is reproducible.
 const BENCH_SEED: u64 = 0;
@@ -87,6 +105,7 @@ pub fn bench(
     parts: BenchParts,
     retrieval: RetrievalBenchArgs,
     judge: JudgeBenchArgs,
+    end_to_end_args: EndToEndArgs,
     json: bool,
 ) -> anyhow::Result<()> {
     let registry = Registry::load()?;
@@ -125,8 +144,17 @@ pub fn bench(
             continue;
         };
         eprintln!("== model {id} ({})", path.display());
-        measured.push(bench_model_in_own_process(&id)?);
+        measured.push(bench_model_in_own_process(&id, None)?);
+        for cpu_path in narrower_paths() {
+            eprintln!("== model {id} on the {cpu_path} path (ASSAY_CPU={cpu_path})");
+            measured.push(bench_model_in_own_process(&id, Some(cpu_path))?);
+        }
     }
+    let end_to_end = if parts.models && end_to_end_args.questions > 0 {
+        end_to_end(&registry, dataset_dir, &end_to_end_args)?
+    } else {
+        None
+    };
     let args = judge;
     let judge = match registry.model_path(&args.model) {
         _ if !parts.judge => None,
@@ -170,6 +198,7 @@ pub fn bench(
         retrieval,
         retrieval_against_baseline,
         models: measured,
+        end_to_end,
         skipped_models: skipped,
         judge,
         judge_reading,
@@ -222,8 +251,9 @@ fn print_bench(report: &BenchReport) {
         }
     }
     for b in &report.models {
+        let path = if b.cpu_path_forced { format!("{} path, forced", b.cpu_path) } else { format!("{} path", b.cpu_path) };
         println!(
-            "{} ({} threads): prompt {:.1} tok/s, decode {:.1} tok/s; {} options after {} tokens: {:.2}s with prefix reuse, {:.2}s without ({:.1}x); peak RSS {}",
+            "{} ({path}, {} threads): prompt {:.1} tok/s, decode {:.1} tok/s; {} options after {} tokens: {:.2}s with prefix reuse, {:.2}s without ({:.1}x); peak RSS {}",
             b.model,
             b.threads,
             b.prompt_tok_per_s,
@@ -237,13 +267,20 @@ fn print_bench(report: &BenchReport) {
         );
         if let Some(l) = &b.llama_cpp {
             println!(
-                "  llama.cpp, same file and threads: prompt {:.1} tok/s, decode {:.1} tok/s → ours/llama.cpp prompt {:.2}x, decode {:.2}x{}",
-                l.prompt_tok_per_s, l.decode_tok_per_s, l.prompt_ratio, l.decode_ratio,
+                "  llama.cpp ({}), same file and threads: prompt {:.1} tok/s, decode {:.1} tok/s → ours/llama.cpp prompt {:.2}x, decode {:.2}x{}",
+                b.llama_bench_program, l.prompt_tok_per_s, l.decode_tok_per_s, l.prompt_ratio, l.decode_ratio,
                 l.peak_rss_mib.zip(l.rss_ratio).map(|(m, r)| format!(", peak RSS {m:.0} MiB (ours {r:.2}x)")).unwrap_or_default()
             );
         } else {
-            println!("  llama.cpp: `llama-bench` not on the PATH (scripts/llm_build_llama_cpp.sh builds it)");
+            let build = match b.llama_bench_program.strip_prefix("llama-bench-") {
+                Some(isa) => format!("scripts/llm_build_llama_cpp.sh DIR {isa}"),
+                None => "scripts/llm_build_llama_cpp.sh".to_string(),
+            };
+            println!("  llama.cpp: `{}` not on the PATH ({build} builds it)", b.llama_bench_program);
         }
+    }
+    if let Some(e) = &report.end_to_end {
+        print_end_to_end(e);
     }
     if let Some(j) = &report.judge {
         println!(
@@ -284,20 +321,146 @@ fn print_bench(report: &BenchReport) {
     }
 }
 
+/// The narrower kernel paths measured besides the default one; none when the user's
+/// `ASSAY_CPU` already names the path to measure.
+fn narrower_paths() -> Vec<&'static str> {
+    if std::env::var("ASSAY_CPU").is_ok_and(|v| !v.trim().is_empty()) {
+        return Vec::new();
+    }
+    assay::bench::model::narrower_paths_to_compare()
+}
+
 /// `assay models bench ID --json` in a child process, so that the peak RSS it reports is this
 /// model's own: one process loading the models in turn keeps the high-water mark of the
-/// largest so far (and the allocator's leftovers).
-fn bench_model_in_own_process(id: &str) -> anyhow::Result<ModelBench> {
+/// largest so far (and the allocator's leftovers). `cpu_path` forces a kernel path
+/// (`ASSAY_CPU`).
+fn bench_model_in_own_process(id: &str, cpu_path: Option<&str>) -> anyhow::Result<ModelBench> {
     let exe = std::env::current_exe().context("finding the assay binary to run the model bench")?;
-    let out = std::process::Command::new(exe)
-        .args(["models", "bench", id, "--json"])
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .with_context(|| format!("starting `assay models bench {id}`"))?;
+    let mut command = std::process::Command::new(exe);
+    command.args(["models", "bench", id, "--json"]).stderr(std::process::Stdio::inherit());
+    if let Some(path) = cpu_path {
+        command.env("ASSAY_CPU", path);
+    }
+    let out = command.output().with_context(|| format!("starting `assay models bench {id}`"))?;
     if !out.status.success() {
         anyhow::bail!("`assay models bench {id}` failed ({})", out.status);
     }
     serde_json::from_slice(&out.stdout).with_context(|| format!("reading the figures of `assay models bench {id} --json`"))
+}
+
+/// The end-to-end row: the first `questions` questions of the dataset through `assay run
+/// --target rag`, once with the model served by llama-server (one slot, same threads), then in
+/// process on each kernel path. Each side is its own process and database, as a user runs it.
+fn end_to_end(registry: &Registry, dataset_dir: &Path, args: &EndToEndArgs) -> anyhow::Result<Option<EndToEnd>> {
+    let Some(server_program) = assay::bench::end_to_end::find_llama_server() else {
+        eprintln!("== end to end: left out, llama-server is neither on the PATH nor cached (scripts/llm_build_llama_server.sh builds it)");
+        return Ok(None);
+    };
+    let Ok(model_path) = registry.model_path(&args.model) else {
+        eprintln!("== end to end: left out, {} is not installed (assay models pull {})", args.model, args.model);
+        return Ok(None);
+    };
+    // The same count on both sides: the runtime's pool takes RAYON_NUM_THREADS, else the cores.
+    let threads = std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let exe = std::env::current_exe().context("finding the assay binary to run the end-to-end bench")?;
+    let dataset = dataset_dir.to_str().with_context(|| format!("{}: the dataset path is not UTF-8", dataset_dir.display()))?;
+    let scratch = tempfile::tempdir().context("a scratch folder for the end-to-end bench")?;
+    // The index is built (or found) once, before either side is timed.
+    let index = std::process::Command::new(&exe).args(["index", dataset]).output().context("starting `assay index`")?;
+    if !index.status.success() {
+        anyhow::bail!("`assay index {dataset}` failed: {}", String::from_utf8_lossy(&index.stderr).trim());
+    }
+    let run_side = |label: &str, model: &str, env: &[(&str, &std::ffi::OsStr)]| -> anyhow::Result<EndToEndSide> {
+        let db = scratch.path().join(format!("{label}.sqlite"));
+        let mut command = std::process::Command::new(&exe);
+        command
+            .args(["run", dataset, "--target", "rag", "--model", model])
+            .args(["--limit", &args.questions.to_string(), "--max-tokens", &END_TO_END_MAX_TOKENS.to_string(), "--json"])
+            .arg("--db")
+            .arg(&db)
+            .env("RAYON_NUM_THREADS", threads.to_string());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let started = std::time::Instant::now();
+        let out = command.output().with_context(|| format!("starting `assay run` for the end-to-end side {label}"))?;
+        let wall_s = started.elapsed().as_secs_f64();
+        if !out.status.success() {
+            anyhow::bail!("the end-to-end side {label} (`assay run {dataset} --model {model}`) failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim());
+        }
+        Ok(assay::bench::end_to_end::side_from_run_json(label, wall_s, &out.stdout)?)
+    };
+
+    eprintln!("== end to end: {} questions of {dataset} with {} on llama-server ({}), {threads} threads, one slot", args.questions, args.model, server_program.display());
+    let server = assay::bench::end_to_end::LlamaServerProcess::start(&server_program, &model_path, threads, 8192, &scratch.path().join("llama-server.log"))?;
+    let served_models = scratch.path().join("models");
+    let mut served_registry = Registry::load_in(served_models.clone())?;
+    served_registry.add_server(assay::models::server_spec::ServerSpec {
+        id: "bench-served".into(),
+        base_urls: vec![server.url()],
+        model: args.model.clone(),
+        api_key_env: None,
+        timeout_s: 600,
+        // A retried request would count twice in the time.
+        retries: 0,
+    })?;
+    let served = run_side("llama-server", "bench-served", &[("ASSAY_MODELS", served_models.as_os_str())])?;
+    let server_cpu_features = server.cpu_features();
+    let server_start_s = server.start_s;
+    // Stopped before the in-process side runs: its memory is no longer the machine's.
+    drop(server);
+
+    let mut in_process = Vec::new();
+    let default_label = "in process (default path)".to_string();
+    for cpu_path in std::iter::once(None).chain(narrower_paths().into_iter().map(Some)) {
+        let label = cpu_path.map_or(default_label.clone(), |p| format!("in process ({p} path, forced)"));
+        eprintln!("== end to end: the same questions {label}");
+        let env: Vec<(&str, &std::ffi::OsStr)> = cpu_path.map(|p| ("ASSAY_CPU", std::ffi::OsStr::new(p))).into_iter().collect();
+        let mut side = run_side(&label, &args.model, &env)?;
+        side.ratio = Some(served.wall_s / side.wall_s);
+        in_process.push(side);
+    }
+    let ratio = served.wall_s / in_process[0].wall_s;
+    Ok(Some(EndToEnd {
+        model: args.model.clone(),
+        dataset: dataset.to_string(),
+        questions: args.questions,
+        threads,
+        max_tokens: END_TO_END_MAX_TOKENS,
+        server_program: server_program.display().to_string(),
+        server_cpu_features,
+        server_start_s,
+        served,
+        in_process,
+        ratio,
+    }))
+}
+
+fn print_end_to_end(e: &EndToEnd) {
+    println!(
+        "end to end: {} questions of {} with {} (at most {} tokens an answer, {} threads)",
+        e.questions, e.dataset, e.model, e.max_tokens, e.threads
+    );
+    let line = |side: &EndToEndSide| {
+        format!(
+            "{:.1} s ({:.1} s answering, {} prompt + {} answer tokens)",
+            side.wall_s, side.answer_s, side.prompt_tokens, side.completion_tokens
+        )
+    };
+    println!(
+        "  llama-server, one slot: {} [server built with: {}; up in {:.1} s, not counted]",
+        line(&e.served),
+        e.server_cpu_features.as_deref().unwrap_or("unknown"),
+        e.server_start_s
+    );
+    for side in &e.in_process {
+        let ratio = side.ratio.map(|r| format!(" → {r:.2}x the server's speed")).unwrap_or_default();
+        println!("  {}: {}{ratio}", side.label, line(side));
+    }
 }
 
 /// One line per mode: its answer@5 minus the baseline's, the interval, the Holm-adjusted p

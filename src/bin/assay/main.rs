@@ -149,6 +149,14 @@ enum Command {
         /// Retrieval quality over the first N questions only (reranking on CPU is slow).
         #[arg(long, value_name = "N")]
         questions: Option<usize>,
+        /// RAG questions (the dataset's first N) answered end to end in process and by
+        /// llama-server serving the same file with the same threads and one slot; 0 leaves
+        /// the row out (so does --skip-models).
+        #[arg(long, value_name = "N", default_value_t = 8)]
+        end_to_end: usize,
+        /// The model of the end-to-end row.
+        #[arg(long, default_value = "qwen2.5-coder-0.5b-instruct")]
+        end_to_end_model: String,
         /// Measure only the model runtime on random weights of a real architecture
         /// (qwen2-1.5b, qwen2-0.5b, smollm2-135m): no model file needed.
         #[arg(long, value_name = "ARCH")]
@@ -297,6 +305,8 @@ fn main() {
             rerank,
             rerank_depth,
             questions,
+            end_to_end,
+            end_to_end_model,
             ..
         } => {
             let sets = judge_sets
@@ -321,7 +331,8 @@ fn main() {
                 rerank: assay::run::rerank_config(rerank, rerank_depth),
                 questions,
             };
-            commands_index_bench::bench(&dataset, models, parts, retrieval, judge, json).map(|_| 0)
+            let end_to_end = commands_index_bench::EndToEndArgs { questions: end_to_end, model: end_to_end_model };
+            commands_index_bench::bench(&dataset, models, parts, retrieval, judge, end_to_end, json).map(|_| 0)
         }
         Command::Judges(command) => commands_judge::run(command),
         Command::Agree { runs, labels, json, labels_as, calibrate, judges_dir, db } => db.path().and_then(|db| {
