@@ -22,6 +22,14 @@ fn main() {
         "calibrate_judges",
         "choose_save_path",
         "choose_folder",
+        "add_server",
+        "remove_model",
+        "labels_of_run",
+        "label_answer",
+        "clear_label",
+        "export_labels",
+        "import_labels_file",
+        "judge_panel",
     ]);
     if let Err(error) = tauri_build::try_build(
         tauri_build::Attributes::new()

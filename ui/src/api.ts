@@ -164,6 +164,7 @@ export type ScannedModel = { source: "ollama" | "lm-studio" | "hugging-face"; na
   | { outcome: "skipped"; reason: string });
 export type PullProgress =
   | { kind: "downloading"; id: string; package: string; index: number; count: number }
+  | { kind: "transferred"; id: string; bytes: number; expected: number; bytes_per_s: number }
   | { kind: "assembling"; id: string; file: string }
   | { kind: "installed"; id: string; path: string }
   | { kind: "failed"; id: string; message: string };
@@ -172,6 +173,8 @@ export type PullProgress =
 export interface Agreement {
   judge: string; outcomes: string[]; n: number; unscored: number; accuracy: number;
   kappa: number | null; spearman: number | null; score_spearman: number | null; length_spearman: number | null;
+  /** The score's Spearman with the labels (the label's, for a judge without scores). */
+  label_spearman: number | null;
   length_biased: boolean; confusion: number[][];
 }
 /** Thresholds fitted on the labels, the agreement before and after, and the spec copy written. */
@@ -179,6 +182,21 @@ export interface Calibration {
   judge: string; labels: number; thresholds: number[]; before: Agreement; after: Agreement | null; written: string | null;
 }
 export interface JudgeAgreement { agreements: Agreement[]; calibrations: Calibration[] }
+
+/** A person's label on one answer (the core's `LabelRecord`). */
+export type AnswerLabel = "correct" | "wrong" | "skip";
+export interface LabelRecord { question_id: string; label: AnswerLabel; note?: string; labelled_at: string }
+export interface RunLabels { run: string; answered: number; labels: LabelRecord[] }
+export interface LabelsImported { run: string; stored: number; replaced: number }
+/** A judge of the run on the judge panel: its scale and the calibration its spec holds now. */
+export interface PanelJudge {
+  name: string; outcomes: string[]; pass: string | null; thresholds: number[] | null; calibrated_on: number | null; source: string;
+}
+export interface JudgePanel {
+  run: string; judges: PanelJudge[]; labels: RunLabels; agreement: JudgeAgreement | null; problem: string | null;
+  /** By question, by calibrated judge: the label its thresholds give the stored score now. */
+  calibrated_labels: Record<string, Record<string, string>>;
+}
 
 export const api = {
   listModels: () => invoke<ModelsView>("list_models"),
@@ -205,6 +223,17 @@ export const api = {
   chooseSavePath: (title: string, defaultName: string | null, filterName: string | null, extensions: string[] | null) =>
     invoke<string | null>("choose_save_path", { title, defaultName, filterName, extensions }),
   chooseFolder: (title: string) => invoke<string | null>("choose_folder", { title }),
+  labelsOfRun: (run: string) => invoke<RunLabels>("labels_of_run", { run }),
+  labelAnswer: (run: string, question: string, label: AnswerLabel, note: string | null) =>
+    invoke<LabelRecord>("label_answer", { run, question, label, note }),
+  clearLabel: (run: string, question: string) => invoke<void>("clear_label", { run, question }),
+  /** No path: the data folder's labels/ (what the E2E test, which cannot drive dialogs, uses). */
+  exportLabels: (run: string, path: string | null) => invoke<[string, number]>("export_labels", { run, path }),
+  importLabels: (run: string, path: string) => invoke<LabelsImported>("import_labels_file", { run, path }),
+  judgePanel: (run: string, calibrate: boolean) => invoke<JudgePanel>("judge_panel", { run, calibrate }),
+  addServer: (id: string, urls: string[], servedModel: string, apiKeyEnv: string | null) =>
+    invoke<string>("add_server", { id, urls, servedModel, apiKeyEnv }),
+  removeModel: (id: string) => invoke<string>("remove_model", { id }),
 };
 
 /** Errors from commands arrive as strings; anything else is shown by its text. */

@@ -9,6 +9,7 @@ import { renderNewRun } from "./screens/newrun";
 import { renderDatasets } from "./screens/datasets";
 import { renderExport } from "./screens/export";
 import { renderModels } from "./screens/models";
+import { renderJudges } from "./screens/judges";
 
 const screens: { screen: Route["screen"]; label: string }[] = [
   { screen: "runs", label: "Runs" },
@@ -44,6 +45,7 @@ function render(route: Route): void {
     case "new": return void renderNewRun(area, route.resume);
     case "datasets": return void renderDatasets(area);
     case "models": return void renderModels(area);
+    case "judges": return void renderJudges(area, route.run);
     case "export": return void renderExport(area, route.runs);
   }
 }

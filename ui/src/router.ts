@@ -9,6 +9,7 @@ export type Route =
   | { screen: "new"; resume?: { run: string; dataset: string } }
   | { screen: "datasets" }
   | { screen: "models" }
+  | { screen: "judges"; run: string }
   | { screen: "export"; runs: string[] };
 
 /** Runs ticked in the Runs list, shared by Compare and Export. */

@@ -162,6 +162,9 @@ struct ListedModel<'a> {
     size: u64,
     state: InstallState,
     path: PathBuf,
+    /// A `tokenizer.json` beside the file that the runtime loads instead of the GGUF's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tokenizer_override: Option<PathBuf>,
 }
 
 pub fn run(cmd: ModelsCommand) -> anyhow::Result<i32> {
@@ -407,7 +410,20 @@ fn escape_for_terminal(s: &str) -> String {
 }
 
 fn report_pull(id: &str, ev: PullEvent) {
+    use std::io::IsTerminal;
+    // Bytes and speed rewrite one line on a terminal; a log gets the other events only.
+    let terminal = std::io::stderr().is_terminal();
+    if let PullEvent::Transferred { bytes, expected, bytes_per_s } = ev {
+        if terminal {
+            eprint!("\r\x1b[2K{id}: {:.1} of about {:.1} MB, {:.1} MB/s", bytes as f64 / 1e6, expected as f64 / 1e6, bytes_per_s / 1e6);
+        }
+        return;
+    }
+    if terminal {
+        eprint!("\r\x1b[2K");
+    }
     match ev {
+        PullEvent::Transferred { .. } => {}
         PullEvent::Downloading {
             package,
             index,
@@ -435,6 +451,7 @@ fn list(registry: &Registry, json: bool) -> anyhow::Result<()> {
             size: m.files.iter().map(|f| f.size).sum(),
             state: registry.install_state(m),
             path: registry.file_path(m, &m.files[0]),
+            tokenizer_override: registry.tokenizer_override(m),
         })
         .collect();
     // Served models: whether each replica answers now.
@@ -479,6 +496,13 @@ fn list(registry: &Registry, json: bool) -> anyhow::Result<()> {
             format_size(r.size),
             crate::terminal::text(r.description)
         );
+        if let Some(json) = &r.tokenizer_override {
+            // The sha256 above is the GGUF's: say that another file decides its tokens.
+            out += &format!(
+                "    tokenizer: {} replaces the GGUF's own (not covered by the sha256; counted in the model's identity)\n",
+                crate::terminal::text(&json.display().to_string())
+            );
+        }
     }
     for s in servers {
         let answering = s.replicas.iter().filter(|r| r.problem.is_none()).count();

@@ -8,6 +8,7 @@ import { fixed, interval, ms, when } from "../format";
 import { go } from "../router";
 import { keyboardRows } from "./table";
 import { flagBadges, flaggedCard, flagNotice, statementSection } from "./findings";
+import { labellingSection } from "./labelling";
 
 export async function renderRun(area: HTMLElement, runId: string): Promise<void> {
   let view;
@@ -46,6 +47,7 @@ export async function renderRun(area: HTMLElement, runId: string): Promise<void>
     h("details", { class: "charts-block", id: "histograms" }, h("summary", {}, `Score distributions (${view.histograms.length} metrics)`),
       h("section", { class: "charts grid" }, ...view.histograms.map(svg))),
     questions(run, view.statements ?? {}),
+    labellingSection(run),
   );
   if (run.config.judges?.length) append(area, calibration(run.id));
 }
