@@ -6,8 +6,12 @@
 use super::headline::format_p;
 use super::paired::{Verdict, ALPHA, MIN_PAIRS_FOR_VERDICT};
 use crate::record::PairwiseJudgment;
-use crate::stats::PairwiseStatistics;
+use crate::stats::{pairwise_statistics, PairwiseStatistics};
 use serde::Serialize;
+
+/// The seed of a pairwise comparison's bootstrap and permutation draws (fixed: the same
+/// judgments always give the same figures, in the terminal, the app and every report).
+pub const PAIRWISE_SEED: u64 = 0;
 
 /// The comparison: every judgment and the statistics over them.
 #[derive(Debug, Clone, Serialize)]
@@ -31,8 +35,55 @@ pub struct PairwiseOutcome {
     /// None when no question could be scored.
     pub statistics: Option<PairwiseStatistics>,
     pub verdict: Verdict,
+    /// The verdict in words, naming the better run ("careful better").
+    pub verdict_text: String,
     /// The sentence the comparison leads with, naming the better run.
     pub headline: String,
+}
+
+/// Which two runs, which judge, and how the judgments came to be: what a `PairwiseOutcome` is
+/// assembled from besides the judgments themselves.
+#[derive(Debug, Clone)]
+pub struct PairwiseSource {
+    pub run_a: String,
+    pub name_a: String,
+    pub run_b: String,
+    pub name_b: String,
+    pub judge: String,
+    pub judge_sha256: String,
+    pub judge_model: String,
+    pub scoring: Option<String>,
+    pub excluded: usize,
+    pub reused: usize,
+    pub judged: usize,
+}
+
+/// The outcome of these judgments: statistics, verdict and headline, computed here and nowhere
+/// else, whether the judge has just run or the judgments were read back for a report.
+pub fn pairwise_outcome(source: PairwiseSource, judgments: Vec<PairwiseJudgment>) -> PairwiseOutcome {
+    let statistics = pairwise_statistics(&judgments, PAIRWISE_SEED);
+    let verdict = pairwise_verdict(statistics.as_ref());
+    let mut outcome = PairwiseOutcome {
+        run_a: source.run_a,
+        name_a: source.name_a,
+        run_b: source.run_b,
+        name_b: source.name_b,
+        judge: source.judge,
+        judge_sha256: source.judge_sha256,
+        judge_model: source.judge_model,
+        scoring: source.scoring,
+        judgments,
+        excluded: source.excluded,
+        reused: source.reused,
+        judged: source.judged,
+        statistics,
+        verdict,
+        verdict_text: String::new(),
+        headline: String::new(),
+    };
+    outcome.verdict_text = outcome.verdict.describe(&outcome.name_a, &outcome.name_b);
+    outcome.headline = pairwise_headline(&outcome);
+    outcome
 }
 
 /// The verdict rule of every comparison: at least `MIN_PAIRS_FOR_VERDICT` questions, the
@@ -80,6 +131,6 @@ pub fn pairwise_headline(outcome: &PairwiseOutcome) -> String {
         s.win_rate_ci95[1],
         format_p(s.permutation_p),
         100.0 * s.order_consistency,
-        outcome.verdict.describe(&outcome.name_a, &outcome.name_b)
+        outcome.verdict_text
     )
 }

@@ -91,6 +91,15 @@ fn finish(mut judgment: PairwiseJudgment, spec: &JudgeSpec, a_first: &[f64], b_f
     judgment
 }
 
+/// The judgment's preference combined again from its two orders' distributions (a judgment
+/// read back from the store is combined by the rule in force now); unchanged when unscored.
+pub fn recombined(mut judgment: PairwiseJudgment) -> PairwiseJudgment {
+    if !judgment.a_first.is_empty() && !judgment.b_first.is_empty() {
+        judgment.preference = Some(combine_orders(&judgment.a_first, &judgment.b_first));
+    }
+    judgment
+}
+
 fn missing_input(spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Option<String> {
     spec.inputs
         .iter()

@@ -10,6 +10,8 @@ use crate::stats::item_flags;
 use super::svg_chart::color;
 use super::{ordered_metric_names, ReportError, RunReport};
 use super::comparison_view::experiment_views;
+use super::pairwise_view::pairwise_view;
+use crate::compare::PairwiseOutcome;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -77,7 +79,7 @@ struct VerdictView {
     explanation: Option<String>,
 }
 
-pub fn render(reports: &[RunReport], seed: u64, generated_at: &str) -> Result<String, ReportError> {
+pub fn render(reports: &[RunReport], seed: u64, generated_at: &str, pairwise: &[PairwiseOutcome]) -> Result<String, ReportError> {
     let runs: Vec<HtmlRun> = reports.iter().enumerate().map(|(i, r)| html_run(i, r)).collect();
     let metric_names = ordered_metric_names(reports.iter().flat_map(|r| r.summary.metrics.keys()));
 
@@ -106,6 +108,7 @@ pub fn render(reports: &[RunReport], seed: u64, generated_at: &str) -> Result<St
     let distribution_charts = charts::distribution_charts(reports);
 
     let (comparisons, leaderboard) = experiment_views(reports, seed, true);
+    let pairwise: Vec<_> = pairwise.iter().map(pairwise_view).collect();
     let questions = question_views(reports);
     let title = reports
         .iter()
@@ -122,7 +125,7 @@ pub fn render(reports: &[RunReport], seed: u64, generated_at: &str) -> Result<St
         .map_err(|e| ReportError::Render(e.to_string()))?;
     template
         .render(minijinja::context! {
-            title, generated_at, runs, summary, mean_charts, distribution_charts, comparisons, leaderboard, questions
+            title, generated_at, runs, summary, mean_charts, distribution_charts, comparisons, leaderboard, questions, pairwise
         })
         .map_err(|e| ReportError::Render(e.to_string()))
 }

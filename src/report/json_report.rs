@@ -10,6 +10,10 @@ use std::collections::BTreeMap;
 #[derive(Debug, Serialize)]
 pub struct JsonExport {
     pub runs: Vec<JsonRun>,
+    /// Pairwise comparisons of these runs whose judgments are stored (the shape of
+    /// `assay compare --pairwise --json`'s `pairwise`); absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pairwise: Vec<crate::compare::PairwiseOutcome>,
 }
 
 #[derive(Debug, Serialize)]
@@ -65,6 +69,7 @@ pub struct JsonItem {
 pub fn to_json(reports: &[RunReport]) -> JsonExport {
     JsonExport {
         runs: reports.iter().map(json_run).collect(),
+        pairwise: Vec::new(),
     }
 }
 

@@ -6,6 +6,8 @@
 //! its pipes and newlines neutralised: a model's answer cannot inject markup or break the table.
 
 use super::comparison_view::experiment_views;
+use super::pairwise_view::pairwise_view;
+use crate::compare::PairwiseOutcome;
 use super::findings::{flagged_lines, judged_statements, JudgedStatements, SUPPORTED_AT_LEAST};
 use super::{ordered_metric_names, ReportError, RunReport};
 use crate::stats::item_flags;
@@ -52,7 +54,7 @@ struct SummaryRow {
     values: Vec<String>,
 }
 
-pub fn render(reports: &[RunReport], seed: u64) -> Result<String, ReportError> {
+pub fn render(reports: &[RunReport], seed: u64, pairwise: &[PairwiseOutcome]) -> Result<String, ReportError> {
     let all_names = ordered_metric_names(
         reports
             .iter()
@@ -79,6 +81,7 @@ pub fn render(reports: &[RunReport], seed: u64) -> Result<String, ReportError> {
         .collect();
     let runs: Vec<MarkdownRun> = reports.iter().map(markdown_run).collect();
     let (comparisons, leaderboard) = experiment_views(reports, seed, false);
+    let pairwise: Vec<_> = pairwise.iter().map(pairwise_view).collect();
 
     let mut env = minijinja::Environment::new();
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
@@ -89,7 +92,7 @@ pub fn render(reports: &[RunReport], seed: u64) -> Result<String, ReportError> {
         .get_template("report.md")
         .map_err(|e| ReportError::Render(e.to_string()))?;
     template
-        .render(minijinja::context! { runs => runs, supported_at_least => SUPPORTED_AT_LEAST, summary => summary, comparisons => comparisons, leaderboard => leaderboard })
+        .render(minijinja::context! { runs => runs, supported_at_least => SUPPORTED_AT_LEAST, summary => summary, comparisons => comparisons, leaderboard => leaderboard, pairwise => pairwise })
         .map_err(|e| ReportError::Render(e.to_string()))
 }
 

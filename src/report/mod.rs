@@ -11,6 +11,7 @@ mod html_report;
 mod json_report;
 mod junit_report;
 mod markdown_report;
+mod pairwise_view;
 mod svg_chart;
 
 pub use findings::{flagged_lines, is_unsupported, judged_statements, JudgedStatements, ShownStatement, SUPPORTED_AT_LEAST};
@@ -67,6 +68,9 @@ pub struct ReportOptions {
     pub gates: Vec<Gate>,
     /// Seed of the comparison statistics (HTML and Markdown).
     pub seed: u64,
+    /// Pairwise comparisons of these runs (stored judgments read back by
+    /// `run::stored_pairwise`): shown in the HTML, Markdown and JSON exports when present.
+    pub pairwise: Vec<crate::compare::PairwiseOutcome>,
 }
 
 impl ReportOptions {
@@ -79,7 +83,7 @@ impl ReportOptions {
             .map(|g| crate::stats::parse_gate(g, &known))
             .collect::<Result<Vec<_>, _>>()
             .map_err(ReportError::Gate)?;
-        Ok(ReportOptions { gates, seed: reports.first().map_or(0, |r| r.run.config.seed) })
+        Ok(ReportOptions { gates, seed: reports.first().map_or(0, |r| r.run.config.seed), pairwise: Vec::new() })
     }
 }
 
@@ -91,11 +95,14 @@ pub fn render(
 ) -> Result<String, ReportError> {
     let now = crate::record::now_rfc3339();
     match format {
-        ReportFormat::Json => serde_json::to_string_pretty(&to_json(reports))
-            .map_err(|e| ReportError::Render(e.to_string())),
+        ReportFormat::Json => {
+            let mut export = to_json(reports);
+            export.pairwise = options.pairwise.clone();
+            serde_json::to_string_pretty(&export).map_err(|e| ReportError::Render(e.to_string()))
+        }
         ReportFormat::Csv => csv_report::render(reports),
-        ReportFormat::Markdown => markdown_report::render(reports, options.seed),
-        ReportFormat::Html => html_report::render(reports, options.seed, &now),
+        ReportFormat::Markdown => markdown_report::render(reports, options.seed, &options.pairwise),
+        ReportFormat::Html => html_report::render(reports, options.seed, &now, &options.pairwise),
         ReportFormat::Junit => Ok(junit_report::render(reports, &options.gates, &now)),
     }
 }

@@ -29,7 +29,7 @@ pub use labels::{
     MAX_NOTE_CHARS,
 };
 pub use pairwise::{
-    compare_pairwise, pairwise_compare, pairwise_judge, pairwise_spec, PairwiseError, PairwiseOrder,
+    compare_pairwise, pairwise_compare, pairwise_judge, pairwise_spec, stored_pairwise, stored_pairwise_for_report, stored_pairwise_of, PairwiseError, PairwiseOrder,
     PairwiseProgress, PairwiseRequest, DEFAULT_PAIRWISE_JUDGE,
 };
 pub use index::build_index;

@@ -9,16 +9,16 @@
 //! It lives here, not in `compare`, because it runs a judge; `compare` only reads stored
 //! figures.
 
-use crate::compare::{pairwise_headline, pairwise_verdict, PairwiseOutcome};
+use crate::compare::{pairwise_outcome, PairwiseOutcome, PairwiseSource};
 use crate::dataset::Question;
-use crate::judge::pairwise::{JudgingPairs, PairwiseJudge, ServedPairwiseJudge};
+use crate::judge::pairwise::{recombined, JudgingPairs, PairwiseJudge, ServedPairwiseJudge};
 use crate::judge::spec::{self, JudgeMode, JudgeSpec};
 use crate::llm::device::DeviceChoice;
 use crate::llm::model::LanguageModel;
 use crate::llm::server::ServerModel;
 use crate::models::registry::Registry;
 use crate::record::{Answer, PairwiseJudgment, RunRecord};
-use crate::stats::pairwise_statistics;
+use crate::stats::RunReport;
 use crate::store::{PairwiseKey, Store, StoreError};
 use super::request::DEFAULT_JUDGE_MODEL;
 use serde::Serialize;
@@ -29,10 +29,6 @@ use std::sync::Arc;
 
 /// The judge a pairwise comparison uses when none is named.
 pub const DEFAULT_PAIRWISE_JUDGE: &str = "better";
-
-/// The seed of the comparison's bootstrap and permutation draws (fixed: the same judgments
-/// always give the same figures).
-const STATISTICS_SEED: u64 = 0;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PairwiseError {
@@ -155,15 +151,7 @@ pub fn pairwise_compare(
         judge_model: &request.judge_model,
     };
     let (pairs, excluded) = answered_by_both(store, request.run_a, request.run_b)?;
-    let stored = store.pairwise_judgments(&key)?;
-    let mut judgments: Vec<Option<PairwiseJudgment>> = pairs
-        .iter()
-        .map(|(question, a, b)| {
-            let entry = stored.get(&question.id)?;
-            let expected = if entry.reversed { answers_sha256(question, b, a) } else { answers_sha256(question, a, b) };
-            (entry.answers_sha256 == expected).then(|| entry.judgment.clone())
-        })
-        .collect();
+    let mut judgments = stored_for(store, &key, &pairs)?;
     let reused = judgments.iter().filter(|j| j.is_some()).count();
     events(PairwiseProgress::Started { pairs: pairs.len(), reused });
     let missing = pairs.len() - reused;
@@ -184,10 +172,7 @@ pub fn pairwise_compare(
             *slot = Some(judgment);
         }
     }
-    let judgments: Vec<PairwiseJudgment> = judgments.into_iter().flatten().collect();
-    let statistics = pairwise_statistics(&judgments, STATISTICS_SEED);
-    let verdict = pairwise_verdict(statistics.as_ref());
-    let mut outcome = PairwiseOutcome {
+    let source = PairwiseSource {
         run_a: request.run_a.id.clone(),
         name_a: request.run_a.name.clone(),
         run_b: request.run_b.id.clone(),
@@ -196,16 +181,92 @@ pub fn pairwise_compare(
         judge_sha256,
         judge_model: request.judge_model.clone(),
         scoring,
-        judgments,
         excluded,
         reused,
         judged: missing,
-        statistics,
-        verdict,
-        headline: String::new(),
     };
-    outcome.headline = pairwise_headline(&outcome);
-    Ok(outcome)
+    Ok(pairwise_outcome(source, judgments.into_iter().flatten().collect()))
+}
+
+/// Each pair's stored judgment (None where there is none, or its answers have changed since),
+/// its preference combined again from the two orders' stored distributions, so a judgment
+/// stored before a change to how orders are combined reads as one made now.
+fn stored_for(store: &Store, key: &PairwiseKey<'_>, pairs: &[(Question, Answer, Answer)]) -> Result<Vec<Option<PairwiseJudgment>>, StoreError> {
+    let stored = store.pairwise_judgments(key)?;
+    Ok(pairs
+        .iter()
+        .map(|(question, a, b)| {
+            let entry = stored.get(&question.id)?;
+            let expected = if entry.reversed { answers_sha256(question, b, a) } else { answers_sha256(question, a, b) };
+            (entry.answers_sha256 == expected).then(|| recombined(entry.judgment.clone()))
+        })
+        .collect())
+}
+
+/// The pairwise comparison of two runs from stored judgments alone (nothing is judged): the
+/// judge and judge model used most recently for them, either way round, with the judgments
+/// whose answers are unchanged. None when no judgment is stored for the two runs. The judge is
+/// named by finding its spec among the built-ins and `judges_dir`; one no longer found is
+/// named by its hash.
+pub fn stored_pairwise(
+    store: &Store,
+    run_a: &RunRecord,
+    run_b: &RunRecord,
+    judges_dir: Option<&Path>,
+) -> Result<Option<PairwiseOutcome>, PairwiseError> {
+    let Some(latest) = store.pairwise_judges(&run_a.id, &run_b.id)?.into_iter().next() else { return Ok(None) };
+    let key = PairwiseKey { run_a: &run_a.id, run_b: &run_b.id, judge_sha256: &latest.judge_sha256, judge_model: &latest.judge_model };
+    let (pairs, excluded) = answered_by_both(store, run_a, run_b)?;
+    let judgments: Vec<PairwiseJudgment> = stored_for(store, &key, &pairs)?.into_iter().flatten().collect();
+    if judgments.is_empty() {
+        return Ok(None);
+    }
+    // A judge spec that no longer loads is no reason to hide the judgments made with it.
+    let judge = spec::load_all(judges_dir)
+        .ok()
+        .and_then(|specs| specs.into_iter().find(|(_, s)| s.content_sha256() == latest.judge_sha256))
+        .map(|(_, s)| s.name)
+        .unwrap_or_else(|| format!("judge {}", &latest.judge_sha256[..latest.judge_sha256.len().min(12)]));
+    let reused = judgments.len();
+    let source = PairwiseSource {
+        run_a: run_a.id.clone(),
+        name_a: run_a.name.clone(),
+        run_b: run_b.id.clone(),
+        name_b: run_b.name.clone(),
+        judge,
+        judge_sha256: latest.judge_sha256,
+        judge_model: latest.judge_model,
+        scoring: None,
+        // Questions both runs answered but not judged with this judge are left out too.
+        excluded: excluded + (pairs.len() - reused),
+        reused,
+        judged: 0,
+    };
+    Ok(Some(pairwise_outcome(source, judgments)))
+}
+
+/// What `compare_pairwise` would show for `order` without judging anything: the two runs found
+/// by name and their stored judgments (the judge most recently used for them), or None when
+/// none is stored. The app shows this before anyone presses "Judge pairwise".
+pub fn stored_pairwise_of(order: &PairwiseOrder) -> Result<Option<PairwiseOutcome>, PairwiseError> {
+    let store = Store::open_existing(&order.database)?;
+    let (run_a, run_b) = (store.find_run(&order.run_a)?, store.find_run(&order.run_b)?);
+    stored_pairwise(&store, &run_a, &run_b, order.judges_dir.as_deref())
+}
+
+/// The stored pairwise comparisons a report of `reports` shows: each later run against the
+/// first (the pairs the report compares), where judgments are stored for them. Nothing is
+/// judged; the judges are named from the built-ins.
+pub fn stored_pairwise_for_report(database: &Path, reports: &[RunReport]) -> Result<Vec<PairwiseOutcome>, PairwiseError> {
+    let Some((first, rest)) = reports.split_first() else { return Ok(Vec::new()) };
+    let store = Store::open_existing(database)?;
+    let mut found = Vec::new();
+    for other in rest {
+        if let Some(outcome) = stored_pairwise(&store, &first.run, &other.run, None)? {
+            found.push(outcome);
+        }
+    }
+    Ok(found)
 }
 
 /// The questions both runs answered (question from run A's snapshot, A's answer, B's answer),

@@ -12,7 +12,7 @@ mod pairwise;
 mod schema;
 
 pub use generation_cache::GenerationCache;
-pub use pairwise::{swap_runs, PairwiseKey, StoredPairwise};
+pub use pairwise::{swap_runs, PairwiseKey, StoredPairwise, StoredPairwiseJudge};
 use crate::record::{ItemRecord, RunRecord, RunStatus};
 use crate::dataset::Question;
 use crate::record::{Answer, RunConfig, Verdict};

@@ -22,6 +22,17 @@ pub struct PairwiseKey<'a> {
     pub judge_model: &'a str,
 }
 
+/// A judge and judge model with judgments stored for a pair of runs (either way round).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredPairwiseJudge {
+    pub judge_sha256: String,
+    pub judge_model: String,
+    /// Questions judged.
+    pub questions: usize,
+    /// When the latest of them was stored (RFC 3339).
+    pub latest: String,
+}
+
 /// A stored judgment, turned to face the runs as asked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredPairwise {
@@ -91,6 +102,31 @@ impl Store {
             found.insert(question, StoredPairwise { judgment, answers_sha256, reversed: !asked_order });
         }
         Ok(found)
+    }
+
+    /// The judges with judgments stored for these two runs (in either order), the most
+    /// recently used first: what a report of the two runs can show without judging.
+    pub fn pairwise_judges(&self, run_a: &str, run_b: &str) -> Result<Vec<StoredPairwiseJudge>, StoreError> {
+        let mut statement = self
+            .conn
+            .prepare(
+                "SELECT judge_sha256, judge_model, count(DISTINCT question_id), max(created_at) FROM pairwise_judgments
+                 WHERE (run_a = ?1 AND run_b = ?2) OR (run_a = ?2 AND run_b = ?1)
+                 GROUP BY judge_sha256, judge_model
+                 ORDER BY max(created_at) DESC, judge_model",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = statement
+            .query_map(params![run_a, run_b], |r| {
+                Ok(StoredPairwiseJudge {
+                    judge_sha256: r.get(0)?,
+                    judge_model: r.get(1)?,
+                    questions: r.get::<_, i64>(2)? as usize,
+                    latest: r.get(3)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
 
     /// Keep one scored judgment (committed on its own, so a stopped comparison keeps what it

@@ -162,8 +162,11 @@ pub fn export(
     fail_under: &[String],
     db: &DbArg,
 ) -> anyhow::Result<()> {
-    let reports = StoredRuns::open_existing(&db.path()?)?.reports(references)?;
-    let options = ReportOptions::for_runs(&reports, fail_under)?;
+    let stored = StoredRuns::open_existing(&db.path()?)?;
+    let reports = stored.reports(references)?;
+    let mut options = ReportOptions::for_runs(&reports, fail_under)?;
+    // Pairwise judgments stored for the compared runs (`compare --pairwise`) are shown too.
+    options.pairwise = assay::run::stored_pairwise_for_report(stored.path(), &reports)?;
     write_report(&reports, format, &options, output)?;
     eprintln!("wrote {}", output.display());
     Ok(())
