@@ -30,6 +30,9 @@ fn main() {
         "export_labels",
         "import_labels_file",
         "judge_panel",
+        "stored_pairwise",
+        "judge_pairwise",
+        "cancel_pairwise",
     ]);
     if let Err(error) = tauri_build::try_build(
         tauri_build::Attributes::new()

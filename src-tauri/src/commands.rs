@@ -246,7 +246,8 @@ pub async fn export_report(
             dir.join(format!("{stem}.{extension}"))
         }
     };
-    let options = ReportOptions::for_runs(&reports, &[]).map_err(|e| e.to_string())?;
+    let mut options = ReportOptions::for_runs(&reports, &[]).map_err(|e| e.to_string())?;
+    options.pairwise = assay::run::stored_pairwise_for_report(store.path(), &reports).map_err(|e| e.to_string())?;
     write_report(&reports, format, &options, &path).map_err(|e| e.to_string())?;
     Ok(path.display().to_string())
 }

@@ -12,12 +12,14 @@ mod labels;
 #[cfg(test)]
 mod face_parity;
 mod models;
+mod pairwise;
 mod write_grants;
 
 fn main() {
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .manage(evaluation::ActiveRun::default())
+        .manage(pairwise::ActivePairwise::default())
         .manage(write_grants::WriteGrants::default())
         .invoke_handler(tauri::generate_handler![
             commands::db_path,
@@ -34,6 +36,9 @@ fn main() {
             commands::calibrate_judges,
             evaluation::start_run,
             evaluation::cancel_run,
+            pairwise::stored_pairwise,
+            pairwise::judge_pairwise,
+            pairwise::cancel_pairwise,
             models::list_models,
             models::pull_model,
             models::add_model,

@@ -7,6 +7,7 @@ import { api, errorText, Comparison, GroupDiff, LeaderboardRow, PairedDiff, RunR
 import { h, append, svg } from "../dom";
 import { fixed, signed, when, withInterval } from "../format";
 import { go, selection } from "../router";
+import { pairwiseSection } from "./compare_pairwise";
 
 export async function renderCompare(area: HTMLElement, runs: string[]): Promise<void> {
   append(area, h("h1", {}, "Compare"));
@@ -26,6 +27,7 @@ export async function renderCompare(area: HTMLElement, runs: string[]): Promise<
   if (view.leaderboard) append(area, leaderboardTable(view.leaderboard.metric, view.leaderboard.rows, view.leaderboard.notes));
   view.comparisons.forEach((c, i) => append(area, comparisonTable(c), breakdownTable(c, view.breakdowns[i] ?? []), sideBySide(c, view.side_by_side[i] ?? [])));
   append(area, h("h2", {}, "Means with 95% intervals"), h("section", { class: "charts" }, ...view.charts.map(svg)));
+  append(area, pairwiseSection(runs[0], runs[1]));
 }
 
 function picker(all: RunRecord[], chosen: string[]): HTMLElement {
