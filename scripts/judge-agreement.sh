@@ -64,9 +64,16 @@ for model in "${models[@]}"; do
     $assay export "$name" --format json --output "$out/$model-$tag.export.json" >/dev/null
   done
 done
+# The runs' dates and the machine, for the table's header (figures shift with the kernels and
+# the judge's build, and a shared machine is slow, not wrong).
+{ $assay runs --json 2>/dev/null || echo '[]'; } > "$out/runs.json"
+export AGREE_MACHINE="$(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg) when the table was made"
 python3 - "$out" "${models[@]}" > docs/judge-agreement.md <<'PY'
 import json, os, sys
 out, models = sys.argv[1], sys.argv[2:]
+runs = {r["name"]: r for r in json.load(open(f"{out}/runs.json"))}
+def when(run):
+    return f"{run['created_at'][:16].replace('T', ' ')} to {(run.get('finished_at') or '?')[:16].replace('T', ' ')}"
 def f(v):
     return "n/a" if v is None or v != v else f"{v:.3f}"
 def length(a):
@@ -102,6 +109,14 @@ if not rows:
 for judge, model, a in rows:
     print(f"| {judge} | {model} | {a['n']} | {a['unscored']} | {f(a['accuracy'])} | {f(a.get('kappa'))} "
           f"| {f(a.get('spearman'))} | {f(a.get('score_spearman'))} | {length(a)} |")
+if rows:
+    print("\nRuns behind this table (UTC):\n")
+    for model in dict.fromkeys(m for _, m, _ in rows):
+        for answers in ("careful", "sloppy"):
+            run = runs.get(f"agree-{answers}-{model}")
+            if run:
+                print(f"- {answers}, {model}: {when(run)}")
+print(f"\nMachine: {os.environ.get('AGREE_MACHINE', 'not recorded')}.")
 print("\n## Long answers\n")
 print("`correct` and `supported` on long answers, each set against its `labels-long.jsonl` (`supported`")
 print("against the same labels: `--labels-as correct`): `trailgear`, 38 answers of 175-437 words written")
