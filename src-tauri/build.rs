@@ -5,6 +5,8 @@ fn main() {
         "db_path",
         "list_runs",
         "run_view",
+        "run_held",
+        "list_datasets",
         "compare_runs",
         "start_run",
         "cancel_run",

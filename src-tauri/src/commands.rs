@@ -1,12 +1,15 @@
 //! Thin commands over the core: each opens the store (same default as the CLI), calls one core
 //! function and returns its serde shape. Errors reach the UI as their `Display` text.
 
-use assay::compare::{experiment, Comparison, ExperimentOptions, GroupDiff, LeaderboardRow, SideBySide};
-use assay::dataset::{import_csv, import_eshop, load_dataset, CsvColumns, Question};
+use assay::compare::{experiment, question_grid, Comparison, ExperimentOptions, GroupDiff, LeaderboardRow, QuestionGrid, SideBySide};
+use assay::dataset::{import_csv, import_eshop, known_datasets, load_dataset, CsvColumns, KnownDataset, Question};
 use assay::generate::{ReviewDecision, ReviewOutcome};
 use assay::record::RunRecord;
 use assay::report::charts::{distribution_charts, mean_charts, run_means_chart};
-use assay::report::{judged_statements, to_json, write_report, JudgedStatements, ReportFormat, ReportOptions};
+use assay::report::{
+    judged_statements, metric_guide, score_meaning, to_json, write_report, JudgedStatements, MetricGuide, ReportFormat,
+    ReportOptions,
+};
 use assay::run::{default_database, judge_agreement, judge_catalog, AgreementRequest, JudgeAgreement, StoredRuns};
 use assay::stats::RunReport;
 use serde::Serialize;
@@ -55,12 +58,43 @@ pub struct RunView {
     /// By question id: each statement judge's checked statements, marked unsupported by the
     /// core's rule (items no statement judge checked are absent).
     statements: BTreeMap<String, Vec<JudgedStatements>>,
+    /// The primary metric, then the others by the report's groups, with readable names and
+    /// descriptions: the page's layout comes from the core.
+    guide: MetricGuide,
+    /// By judge of the run: its outcomes (worst first) and what its score is, in words.
+    judges: BTreeMap<String, JudgeReading>,
+    /// Whether a process is executing the run now (it holds the run's lease): Resume is
+    /// offered only when none does.
+    held: bool,
+}
+
+/// How to read one judge's verdicts.
+#[derive(Serialize)]
+pub struct JudgeReading {
+    outcomes: Vec<String>,
+    /// "score = P(Abstained)", or the expected grade's scale.
+    score_meaning: String,
 }
 
 #[tauri::command]
 pub async fn run_view(run: String) -> Result<RunView, String> {
     let store = open_store()?;
     let report = load(&store, &run)?;
+    // A judge no longer in the catalog (a folder since changed) is shown without descriptions.
+    let catalog = judge_catalog(None).unwrap_or_default();
+    let descriptions = catalog.iter().map(|(name, spec)| (name.clone(), spec.description.clone())).collect();
+    let judges = report
+        .run
+        .config
+        .judges
+        .iter()
+        .filter_map(|name| catalog.get(name))
+        .map(|spec| {
+            let reading = JudgeReading { outcomes: spec.outcomes.clone(), score_meaning: score_meaning(&spec.outcomes) };
+            (spec.name.clone(), reading)
+        })
+        .collect();
+    let held = store.is_held(&report.run.id).map_err(|e| e.to_string())?;
     let reports = std::slice::from_ref(&report);
     let export = serde_json::to_value(to_json(reports)).map_err(|e| e.to_string())?;
     Ok(RunView {
@@ -75,7 +109,17 @@ pub async fn run_view(run: String) -> Result<RunView, String> {
             .map(|item| (item.question.id.clone(), judged_statements(item)))
             .filter(|(_, judged)| !judged.is_empty())
             .collect(),
+        guide: metric_guide(&report, &descriptions),
+        judges,
+        held,
     })
+}
+
+/// Whether a process is executing `run` now (the library's lease), for the pages that offer
+/// Resume.
+#[tauri::command]
+pub async fn run_held(run: String) -> Result<bool, String> {
+    open_store()?.is_held(&run).map_err(|e| e.to_string())
 }
 
 #[derive(Serialize)]
@@ -92,6 +136,9 @@ pub struct CompareView {
     /// Per comparison: the primary metric's difference per question tag (exploratory; empty
     /// when the questions have no tags).
     breakdowns: Vec<Vec<GroupDiff>>,
+    /// One row per question with every metric of every run and each run's failures on the
+    /// primary metric.
+    grid: QuestionGrid,
 }
 
 #[derive(Serialize)]
@@ -114,6 +161,7 @@ pub async fn compare_runs(runs: Vec<String>, seed: Option<u64>) -> Result<Compar
     let compared = experiment(&reports, &options).map_err(|e| e.to_string())?;
     Ok(CompareView {
         charts: mean_charts(&reports),
+        grid: question_grid(&reports, &compared.primary),
         runs: reports.into_iter().map(|r| r.run).collect(),
         comparisons: compared.comparisons,
         side_by_side: compared.side_by_side,
@@ -124,6 +172,33 @@ pub async fn compare_runs(runs: Vec<String>, seed: Option<u64>) -> Result<Compar
         }),
         breakdowns: compared.breakdowns,
     })
+}
+
+/// The sample dataset a new user's first run starts from (New run's default).
+const FIRST_SAMPLE: &str = "trailgear";
+
+/// The datasets the app knows without being given a path: the sample datasets (`$ASSAY_SAMPLES`,
+/// else the source tree's `datasets/` when it is there), the user's datasets folder
+/// (`<data dir>/assay/datasets`, beside the database) and every dataset a stored run used.
+#[tauri::command]
+pub async fn list_datasets() -> Result<Vec<KnownDataset>, String> {
+    let mut places: Vec<(PathBuf, String)> = Vec::new();
+    let samples = match std::env::var_os("ASSAY_SAMPLES") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(|tree| tree.join("datasets")),
+    };
+    if let Some(samples) = samples {
+        // The sample the README and a first run start from leads; the other samples follow.
+        places.push((samples.join(FIRST_SAMPLE), "sample".into()));
+        places.push((samples, "sample".into()));
+    }
+    if let Some(folder) = default_db()?.parent() {
+        places.push((folder.join("datasets"), "your datasets folder".into()));
+    }
+    for run in open_store()?.runs().map_err(|e| e.to_string())? {
+        places.push((PathBuf::from(run.dataset_root), "used by a run".into()));
+    }
+    Ok(known_datasets(&places))
 }
 
 /// A dataset as the Datasets screen browses it.

@@ -13,7 +13,7 @@ use assay::run::{
 };
 use assay::stats::RunReport;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -121,15 +121,18 @@ pub fn run_request(
 #[derive(Serialize, Clone)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ProgressEvent {
-    Started { run_id: String, total: usize, already_done: usize },
+    Started { run_id: String, name: String, total: usize, already_done: usize },
     Item { question_id: String, question: String },
     Done {
         question_id: String,
         done: usize,
         total: usize,
         error: Option<String>,
-        /// Items per second since this session of the run started.
+        /// Items per second over the last few items (`window_items` finished in `window_s`
+        /// seconds): a moving rate, so a run that slows down or speeds up shows it.
         rate: f64,
+        window_items: usize,
+        window_s: f64,
         /// Seconds left at that rate; None until an item has finished.
         eta_s: Option<f64>,
         /// Each metric's (and judge's) mean over the items stored so far, from the core's summary.
@@ -164,7 +167,7 @@ pub async fn start_run(app: AppHandle, state: State<'_, ActiveRun>, request: Sta
 }
 
 fn worker(app: AppHandle, request: StartRequest, cancel: Arc<AtomicBool>, ready: mpsc::Sender<Result<StartedRuns, String>>) {
-    let mut events = WindowEvents { app, ready: Some(ready), reader: None, started: Instant::now(), first_done: None };
+    let mut events = WindowEvents { app, ready: Some(ready), reader: None, finishes: VecDeque::new() };
     let result = default_db().and_then(|db| run_request(&request, &db, &cancel, &mut events));
     if let Err(message) = result {
         // Before the first run starts the error goes back to the form; later, as an event.
@@ -183,34 +186,48 @@ struct WindowEvents {
     ready: Option<mpsc::Sender<Result<StartedRuns, String>>>,
     /// A second connection reads the items committed so far (the run's own is busy writing).
     reader: Option<StoredRuns>,
-    started: Instant,
-    /// Items done when the first item of this session finished (a resumed run's earlier items
-    /// do not count toward the rate).
-    first_done: Option<usize>,
+    /// When this session of the run started, then when each of its last items finished (at
+    /// most `RATE_WINDOW` of them): the moving rate's window. A resumed run's earlier items
+    /// are not in it.
+    finishes: VecDeque<Instant>,
 }
+
+/// How many of the latest items the moving rate is measured over.
+const RATE_WINDOW: usize = 8;
 
 impl ExperimentEvents for WindowEvents {
     fn run_started(&mut self, run: &RunRecord, _index: Option<&str>, _position: usize, planned: usize) {
         if let Some(ready) = self.ready.take() {
             let _ = ready.send(Ok(StartedRuns { run_id: run.id.clone(), runs: planned }));
         }
-        self.started = Instant::now();
-        self.first_done = None;
+        self.finishes = VecDeque::from([Instant::now()]);
         self.reader = default_db().ok().and_then(|path| StoredRuns::open_existing(&path).ok());
     }
 
     fn progress(&mut self, run: &RunRecord, event: &Progress) {
         let forwarded = match event {
             Progress::Started { run_id, total, already_done } => {
-                ProgressEvent::Started { run_id: run_id.clone(), total: *total, already_done: *already_done }
+                ProgressEvent::Started {
+                    run_id: run_id.clone(),
+                    name: run.name.clone(),
+                    total: *total,
+                    already_done: *already_done,
+                }
             }
             Progress::ItemStarted { question_id, question } => {
                 ProgressEvent::Item { question_id: question_id.clone(), question: question.clone() }
             }
             Progress::ItemDone { question_id, done, total, error } => {
-                let base = *self.first_done.get_or_insert(done.saturating_sub(1));
-                let finished_here = done.saturating_sub(base) as f64;
-                let rate = finished_here / self.started.elapsed().as_secs_f64().max(1e-3);
+                self.finishes.push_back(Instant::now());
+                if self.finishes.len() > RATE_WINDOW + 1 {
+                    self.finishes.pop_front();
+                }
+                let window_items = self.finishes.len() - 1;
+                let window_s = match (self.finishes.front(), self.finishes.back()) {
+                    (Some(first), Some(last)) => last.duration_since(*first).as_secs_f64().max(1e-3),
+                    _ => 1e-3,
+                };
+                let rate = window_items as f64 / window_s;
                 let eta_s = (rate > 0.0).then(|| total.saturating_sub(*done) as f64 / rate);
                 let means = self
                     .reader
@@ -223,6 +240,8 @@ impl ExperimentEvents for WindowEvents {
                     total: *total,
                     error: error.clone(),
                     rate,
+                    window_items,
+                    window_s,
                     eta_s,
                     means,
                 }

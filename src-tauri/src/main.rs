@@ -25,6 +25,8 @@ fn main() {
             commands::db_path,
             commands::list_runs,
             commands::run_view,
+            commands::run_held,
+            commands::list_datasets,
             commands::compare_runs,
             commands::open_dataset,
             commands::read_manual,

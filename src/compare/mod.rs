@@ -14,6 +14,7 @@ mod knowledge;
 mod leaderboard;
 mod paired;
 mod pairwise;
+mod question_grid;
 mod runs;
 mod settings;
 mod sign_test;
@@ -31,6 +32,7 @@ pub use paired::{
     ALPHA, DEFAULT_PRIMARY_METRIC, MIN_PAIRS_FOR_VERDICT,
 };
 pub use pairwise::{pairwise_headline, pairwise_outcome, pairwise_verdict, PairwiseOutcome, PairwiseSource, PAIRWISE_SEED};
+pub use question_grid::{question_grid, GridRow, QuestionGrid, FAILS_BELOW};
 pub use runs::{compare_runs, compare_runs_on};
 pub use settings::{settings_diff, SettingRow, SettingsDiff};
 pub use sign_test::sign_test_p;

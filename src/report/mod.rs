@@ -11,11 +11,13 @@ mod html_report;
 mod json_report;
 mod junit_report;
 mod markdown_report;
+mod metric_guide;
 mod pairwise_view;
 mod svg_chart;
 
 pub use findings::{flagged_lines, is_unsupported, judged_statements, JudgedStatements, ShownStatement, SUPPORTED_AT_LEAST};
 pub use json_report::{to_json, JsonExport};
+pub use metric_guide::{metric_guide, score_meaning, MetricEntry, MetricGuide, MetricSection};
 pub use svg_chart::IntervalRow;
 
 use crate::stats::RunReport;
@@ -144,16 +146,5 @@ pub fn write_report(
 
 /// Metric names in a stable, meaningful order: the canonical list first, then the rest.
 pub(crate) fn ordered_metric_names<'a>(names: impl Iterator<Item = &'a String>) -> Vec<String> {
-    let mut names: Vec<String> = names.cloned().collect();
-    // By group (judges first: they answer "is it right?"), then in the metrics' own order.
-    names.sort_by_key(|n| {
-        let group = crate::metrics::METRIC_GROUPS.iter().position(|g| *g == crate::metrics::metric_group(n));
-        let rank = crate::metrics::ALL_METRICS
-            .iter()
-            .position(|m| m == n)
-            .unwrap_or(usize::MAX);
-        (group, rank, n.clone())
-    });
-    names.dedup();
-    names
+    crate::metrics::in_report_order(names)
 }
