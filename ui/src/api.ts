@@ -71,6 +71,26 @@ export interface RunView {
   avg_prompt_tokens: number | null; avg_completion_tokens: number | null;
   /** By question id: the statement judges' checked statements (items without any are absent). */
   statements: Record<string, JudgedStatements[]>;
+  /** The primary metric, then the others by the report's groups (the core's layout). */
+  guide: MetricGuide;
+  /** By judge of the run: its outcomes (worst first) and what its score is. */
+  judges: Record<string, { outcomes: string[]; score_meaning: string }>;
+  /** Whether a process executes the run now (the library's lease): no Resume then. */
+  held: boolean;
+}
+
+export interface MetricEntry { name: string; label: string; description: string | null }
+export interface MetricGuide { primary: MetricEntry | null; sections: { group: string; metrics: MetricEntry[] }[] }
+
+/** One question across the compared runs: scores per run per metric, failures on the primary. */
+export interface GridRow {
+  question_id: string; question: string; scores: (number | null)[][]; failed: boolean[]; errors: (string | null)[];
+}
+export interface QuestionGrid { metrics: string[]; rows: GridRow[]; fails_below: number }
+
+/** A dataset the app found (samples, the datasets folder, those runs used). */
+export interface KnownDataset {
+  root: string; name: string; description: string; questions: number; source: string; problem: string | null;
 }
 
 export interface PairedDiff {
@@ -112,6 +132,8 @@ export interface CompareView {
   leaderboard: { metric: string; rows: LeaderboardRow[]; notes: string[] } | null;
   /** Per comparison: the primary metric per question tag (exploratory, BH-adjusted p). */
   breakdowns: GroupDiff[][];
+  /** One row per question with every metric of every run (the question × run grid). */
+  grid: QuestionGrid;
 }
 
 export interface GroupDiff {
@@ -146,9 +168,11 @@ export interface JudgeChoice { name: string; description: string; outcomes: stri
 export interface JudgesView { judges: JudgeChoice[]; default_model: string }
 
 export type ProgressEvent =
-  | { kind: "started"; run_id: string; total: number; already_done: number }
+  | { kind: "started"; run_id: string; name: string; total: number; already_done: number }
   | { kind: "item"; question_id: string; question: string }
-  | { kind: "done"; question_id: string; done: number; total: number; error: string | null; rate: number; eta_s: number | null;
+  | { kind: "done"; question_id: string; done: number; total: number; error: string | null;
+      /** The moving rate: `window_items` items finished in the last `window_s` seconds. */
+      rate: number; window_items: number; window_s: number; eta_s: number | null;
       means: Record<string, number> }
   | { kind: "finished"; run_id: string; status: RunStatus }
   | { kind: "failed"; message: string };
@@ -209,6 +233,8 @@ export const api = {
   dbPath: () => invoke<string>("db_path"),
   listRuns: () => invoke<RunRecord[]>("list_runs"),
   runView: (run: string) => invoke<RunView>("run_view", { run }),
+  runHeld: (run: string) => invoke<boolean>("run_held", { run }),
+  listDatasets: () => invoke<KnownDataset[]>("list_datasets"),
   compareRuns: (runs: string[]) => invoke<CompareView>("compare_runs", { runs, seed: null }),
   openDataset: (dir: string) => invoke<DatasetView>("open_dataset", { dir }),
   readManual: (dir: string, doc: string) => invoke<string>("read_manual", { dir, doc }),

@@ -10,6 +10,8 @@ import { renderDatasets } from "./screens/datasets";
 import { renderExport } from "./screens/export";
 import { renderModels } from "./screens/models";
 import { renderJudges } from "./screens/judges";
+import { mountJobStatus } from "./jobstatus";
+import "./workbench.css";
 
 const screens: { screen: Route["screen"]; label: string }[] = [
   { screen: "runs", label: "Runs" },
@@ -20,8 +22,14 @@ const screens: { screen: Route["screen"]; label: string }[] = [
   { screen: "export", label: "Export" },
 ];
 
+// The sidebar: the screens' buttons, redrawn on each navigation, and below them the job in
+// flight, drawn once and kept (jobstatus.ts), so it is seen from every screen.
+const links = h("div", { class: "nav-links" });
+const jobPanel = h("section", { class: "job-status", id: "job-status", hidden: true, "aria-live": "polite" });
+document.getElementById("nav")!.append(links, jobPanel);
+
 function render(route: Route): void {
-  const nav = document.getElementById("nav")!;
+  const nav = links;
   const area = document.getElementById("screen")!;
   clear(nav);
   nav.append(h("div", { class: "brand" }, "Assay"));
@@ -42,7 +50,7 @@ function render(route: Route): void {
     case "runs": return void renderRuns(area);
     case "run": return void renderRun(area, route.run);
     case "compare": return void renderCompare(area, route.runs);
-    case "new": return void renderNewRun(area, route.resume);
+    case "new": return void renderNewRun(area, route.resume, route.dataset);
     case "datasets": return void renderDatasets(area);
     case "models": return void renderModels(area);
     case "judges": return void renderJudges(area, route.run);
@@ -60,4 +68,5 @@ function defaultRoute(screen: Route["screen"]): Route {
 }
 
 onNavigate(render);
+void mountJobStatus(jobPanel);
 go({ screen: "runs" });

@@ -6,7 +6,7 @@ export type Route =
   | { screen: "runs" }
   | { screen: "run"; run: string }
   | { screen: "compare"; runs: string[] }
-  | { screen: "new"; resume?: { run: string; dataset: string } }
+  | { screen: "new"; resume?: { run: string; dataset: string }; dataset?: string }
   | { screen: "datasets" }
   | { screen: "models" }
   | { screen: "judges"; run: string }

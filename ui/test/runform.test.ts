@@ -113,3 +113,33 @@ describe("reranking", () => {
     expect(startRequest({ ...blank, target: "retrieve", rerankDepth: "10" }, null)).toEqual({ error: "Pick a rerank model, or leave the depth blank." });
   });
 });
+
+import { formStart, recall, remember } from "../src/screens/runform";
+
+describe("New run remembers", () => {
+  const store = () => {
+    const data = new Map<string, string>();
+    return { getItem: (k: string) => data.get(k) ?? null, setItem: (k: string, v: string) => void data.set(k, v) };
+  };
+  const form = {
+    dataset: "/d/trailgear", target: "retrieve", answers: "", models: ["m"], retrievals: ["dense"], topKs: "2", metrics: "",
+    limit: "5", seed: "0", maxTokens: "", name: "my run", judges: [], judgeModels: [], experiment: "", rerank: "", rerankDepth: "",
+  };
+  it("the last choices per database, without the run's name", () => {
+    const storage = store();
+    remember(form, "/db/a.sqlite", storage);
+    const back = recall("/db/a.sqlite", storage)!;
+    expect(back.target).toBe("retrieve");
+    expect(back.retrievals).toEqual(["dense"]);
+    expect("name" in back).toBe(false);
+    expect(recall("/db/b.sqlite", storage)).toBeNull();
+  });
+  it("starts a first run on the sample dataset's rag target", () => {
+    const samples = [
+      { root: "/broken", source: "sample", problem: "questions.jsonl line 3: field `id` missing" },
+      { root: "/s/trailgear", source: "sample", problem: null },
+    ];
+    expect(formStart(null, samples)).toEqual({ dataset: "/s/trailgear", target: "rag" });
+    expect(formStart({ ...form }, samples)).toEqual({ dataset: "/d/trailgear", target: "retrieve" });
+  });
+});

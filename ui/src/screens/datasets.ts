@@ -1,8 +1,12 @@
-// Datasets: open a dataset folder and browse its questions (filter by tag, document, refuse and
-// text), read a manual as plain text, review generated pairs (review.ts), and import
-// eShopSupport JSON or CSV into a new dataset.
+// Datasets: the datasets the app knows (the samples, the user's datasets folder, those runs
+// used) with their question counts, each one click from browsing or a new run; open a dataset
+// folder and browse its questions (filter by tag, document, refuse and text), read a manual as
+// plain text, review generated pairs (review.ts), and import eShopSupport JSON or CSV into a
+// new dataset.
 import { open } from "@tauri-apps/plugin-dialog";
-import { api, errorText, DatasetView, Question } from "../api";
+import { api, errorText, DatasetView, KnownDataset, Question } from "../api";
+import { go } from "../router";
+import { explainError, missingField } from "../errors";
 import { h, append, clear } from "../dom";
 import { keyboardRows } from "./table";
 import { count } from "../format";
@@ -29,15 +33,35 @@ export async function renderDatasets(area: HTMLElement): Promise<void> {
       lastDataset = dir;
       await browse(content, view, message, (m) => load(dir, m));
     } catch (e) {
-      if (mine === latest) error.textContent = errorText(e);
+      if (mine === latest) error.textContent = explainError(errorText(e), [{ label: "Dataset folder", value: dir }]);
     }
   };
-  append(area,
+  const known = h("section", { id: "known-datasets" }, h("p", { class: "muted" }, "Looking for datasets…"));
+  void api.listDatasets().then((list) => known.replaceChildren(knownTable(list, (dir) => { path.value = dir; void load(dir); })))
+    .catch((e) => known.replaceChildren(h("p", { class: "error" }, `The datasets could not be listed: ${errorText(e)}`)));
+  append(area, known,
     h("div", { class: "form" }, h("span", { class: "row" }, path,
       h("button", { onclick: async () => { const p = await api.chooseFolder("Dataset folder (holds dataset.toml)"); if (p) { path.value = p; await load(p); } } }, "Browse…"),
       h("button", { id: "dataset-open", onclick: () => load(path.value.trim()) }, "Open"))),
     error, content, importForm());
   if (lastDataset) await load(lastDataset);
+}
+
+/** The datasets found, each with its question count; a broken one with the reason. */
+function knownTable(list: KnownDataset[], openDataset: (dir: string) => void): HTMLElement {
+  if (list.length === 0) {
+    return h("p", { class: "muted" }, "No datasets found yet: open a folder holding dataset.toml below, or import one.");
+  }
+  return h("table", { class: "rows known-datasets" },
+    h("thead", {}, h("tr", {}, ...["dataset", "questions", "found as", "folder", ""].map((t) => h("th", {}, t)))),
+    h("tbody", {}, ...list.map((d) => h("tr", { "data-dataset": d.name, "data-root": d.root },
+      h("td", { title: d.description }, h("strong", {}, d.name), d.description ? h("div", { class: "muted small clamp" }, d.description) : null),
+      h("td", { class: "num questions" }, d.problem ? "—" : String(d.questions)),
+      h("td", {}, d.source),
+      h("td", { class: "mono path" }, d.root, d.problem ? h("div", { class: "error" }, d.problem) : null),
+      h("td", { class: "actions-cell" }, d.problem ? null : h("span", { class: "row" },
+        h("button", { class: "open-dataset", onclick: () => openDataset(d.root) }, "Browse"),
+        h("button", { class: "use-dataset", onclick: () => go({ screen: "new", dataset: d.root }) }, "New run")))))));
 }
 
 async function browse(area: HTMLElement, view: DatasetView, message: string, reload: (message: string) => Promise<void>): Promise<void> {
@@ -120,6 +144,12 @@ function importForm(): HTMLElement {
   const go = h("button", {
     id: "import-go",
     onclick: async () => {
+      const fields = [
+        { label: "Questions file", value: file.value }, { label: "Corpus folder", value: corpus.value },
+        { label: "Output folder", value: output.value },
+      ];
+      const missing = missingField(fields);
+      if (missing) { status.className = "error"; status.textContent = missing; return; }
       status.className = "";
       status.textContent = "importing…";
       try {
@@ -128,7 +158,7 @@ function importForm(): HTMLElement {
         lastDataset = r.output;
       } catch (e) {
         status.className = "error";
-        status.textContent = errorText(e);
+        status.textContent = explainError(errorText(e), fields);
       }
     },
   }, "Import");

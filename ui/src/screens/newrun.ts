@@ -6,14 +6,12 @@
 // then live progress from the shell's `run-progress` events (items, rate, ETA, the current
 // question, running means from the core), with cancel. Also resumes an interrupted run.
 import { open } from "@tauri-apps/plugin-dialog";
-import { listen, UnlistenFn } from "@tauri-apps/api/event";
-import { api, errorText, ProgressEvent } from "../api";
+import { api, errorText } from "../api";
 import { h, append } from "../dom";
-import { duration, fixed } from "../format";
-import { go, selection } from "../router";
-import { startRequest, textModels } from "./runform";
-
-let unlisten: UnlistenFn | null = null;
+import { isRunning, currentJob, startJob } from "../jobstatus";
+import { showJobProgress } from "./jobprogress";
+import { explainError } from "../errors";
+import { formStart, recall, remember, RunForm, startRequest, textModels } from "./runform";
 
 function pathField(id: string, label: string, pick: () => Promise<string | null>, value = ""): [HTMLElement, HTMLInputElement] {
   const input = h("input", { id, type: "text", value, placeholder: "choose with Browse…", spellcheck: "false" });
@@ -24,7 +22,8 @@ function pathField(id: string, label: string, pick: () => Promise<string | null>
 const field = (label: string, control: HTMLElement) => h("label", { class: "field" }, h("span", {}, label), control);
 const checked = (box: HTMLElement) => Array.from(box.querySelectorAll<HTMLInputElement>("input:checked")).map((b) => b.value);
 
-export async function renderNewRun(area: HTMLElement, resume?: { run: string; dataset: string }): Promise<void> {
+/** New run; `chosen` is a dataset picked on the Datasets screen ("New run" beside it). */
+export async function renderNewRun(area: HTMLElement, resume?: { run: string; dataset: string }, chosen?: string): Promise<void> {
   append(area, h("h1", {}, resume ? `Resume run ${resume.run}` : "New run"));
   const [datasetField, dataset] = pathField("run-dataset", "Dataset folder",
     async () => (await open({ directory: true, title: "Dataset folder (holds dataset.toml)" })) as string | null, resume?.dataset ?? "");
@@ -71,7 +70,7 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
         h("input", { type: "checkbox", value: j.name }), ` ${j.name} `,
         h("span", { class: "muted" }, `${j.outcomes.join(" < ")} · ${j.description}${j.source === "built-in" ? "" : ` · ${j.source}`}`)));
     }
-  }).catch((e) => modelBoxes.append(h("span", { class: "error" }, errorText(e))));
+  }).catch((e) => modelBoxes.append(h("span", { class: "error" }, `Models and judges could not be listed: ${errorText(e)}`)));
   const maxTokens = h("input", { id: "run-max-tokens", type: "number", min: "1", placeholder: "the core's default" });
   const ragOnly = [field("Generator models", modelBoxes), field("Max answer tokens", maxTokens)];
   const retrievalOnly = [field("Retrieval", retrievalBoxes), field("Top-k", topK),
@@ -107,94 +106,74 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
   target.addEventListener("change", showFields);
   showFields();
 
+  const values = (): RunForm => ({
+    dataset: dataset.value, target: target.value, answers: target.value === "http" ? httpFile.value : answers.value, models: checked(modelBoxes),
+    retrievals: checked(retrievalBoxes), topKs: topK.value, metrics: metrics.value, limit: limit.value, seed: seed.value, maxTokens: maxTokens.value,
+    name: name.value, judges: checked(judgeBoxes), judgeModels: checked(judgeModelBoxes),
+    experiment: experiment.value, rerank: rerank.value, rerankDepth: rerankDepth.value,
+  });
+  // The fields whose paths an error may name, so the message says which field to fix.
+  const pathFields = () => [
+    { label: "Dataset folder", value: dataset.value },
+    { label: "Answers file (JSONL)", value: answers.value },
+    { label: "Service description (.toml)", value: httpFile.value },
+  ];
+  // Where the form starts: the last run's choices, else the sample dataset on the rag target.
+  const database = await api.dbPath().catch(() => "");
+  const remembered = resume ? null : recall(database, localStorage);
+  if (!resume) {
+    const known = await api.listDatasets().catch(() => []);
+    const first = formStart(remembered, known);
+    dataset.value = chosen ?? first.dataset;
+    target.value = first.target;
+    showFields();
+  }
+  if (remembered) {
+    answers.value = remembered.target === "answers" ? remembered.answers : "";
+    httpFile.value = remembered.target === "http" ? remembered.answers : "";
+    topK.value = remembered.topKs;
+    metrics.value = remembered.metrics;
+    limit.value = remembered.limit;
+    seed.value = remembered.seed;
+    maxTokens.value = remembered.maxTokens;
+    experiment.value = remembered.experiment;
+    rerankDepth.value = remembered.rerankDepth;
+    showFields();
+    void lists.then(() => {
+      const tick = (box: HTMLElement, values: string[]) => box.querySelectorAll<HTMLInputElement>("input[type=checkbox]")
+        .forEach((b) => { b.checked = values.includes(b.value) && !b.disabled; });
+      tick(modelBoxes, remembered.models);
+      tick(retrievalBoxes, remembered.retrievals);
+      tick(judgeBoxes, remembered.judges);
+      tick(judgeModelBoxes, remembered.judgeModels);
+      rerank.value = remembered.rerank;
+    });
+  }
+
   start.addEventListener("click", async () => {
     error.textContent = "";
     await lists;
-    const built = startRequest({
-      dataset: dataset.value, target: target.value, answers: target.value === "http" ? httpFile.value : answers.value, models: checked(modelBoxes),
-      retrievals: checked(retrievalBoxes), topKs: topK.value, metrics: metrics.value, limit: limit.value, seed: seed.value, maxTokens: maxTokens.value,
-      name: name.value, judges: checked(judgeBoxes), judgeModels: checked(judgeModelBoxes),
-      experiment: experiment.value, rerank: rerank.value, rerankDepth: rerankDepth.value,
-    }, resume?.run ?? null);
+    const form = values();
+    const built = startRequest(form, resume?.run ?? null);
     if ("error" in built) { error.textContent = built.error; return; }
+    if (!resume) remember(form, database, localStorage);
     start.disabled = true;
-    // Listen before starting (no event is missed); the core says how many runs it planned.
-    const runs = await follow(progress, () => (start.disabled = false));
+    // The frame's store follows the run from here; this panel draws it while the screen is open.
+    const started = startJob(built.request);
+    showJobProgress(progress, () => (start.disabled = false));
+    progress.scrollIntoView({ block: "start" });
     try {
-      runs.planned((await api.startRun(built.request)).runs);
+      await started;
     } catch (e) {
-      error.textContent = errorText(e);
+      error.textContent = explainError(errorText(e), pathFields());
       progress.hidden = true;
       start.disabled = false;
     }
   });
-}
-
-/** Show the run's progress as events arrive; on finish, offer to open it (or compare them).
- *  The caller passes the number of runs the core planned once start_run answers. */
-async function follow(panel: HTMLElement, ended: () => void): Promise<{ planned: (n: number) => void }> {
-  let runs = 1;
-  let finishedRuns = 0;
-  unlisten?.();
-  panel.hidden = false;
-  panel.replaceChildren();
-  panel.scrollIntoView({ block: "start" });
-  const bar = h("progress", { id: "progress-bar", max: 1, value: 0 });
-  const counts = h("p", { id: "progress-counts" }, "loading the dataset, index and models…");
-  const current = h("p", { class: "text muted", id: "progress-current" });
-  const means = h("table", { class: "kv", id: "progress-means" });
-  const problems = h("ul", { class: "errors" });
-  const cancel = h("button", { id: "run-cancel", onclick: () => api.cancelRun() }, "Cancel");
-  const outcome = h("p", { id: "progress-outcome", "aria-live": "polite" });
-  append(panel, bar, counts, current, means, cancel, outcome, problems);
-  const runIds: string[] = [];
-  unlisten = await listen<ProgressEvent>("run-progress", ({ payload: e }) => {
-    switch (e.kind) {
-      case "started":
-        if (!runIds.includes(e.run_id)) runIds.push(e.run_id);
-        bar.max = Math.max(1, e.total);
-        bar.value = e.already_done;
-        counts.textContent = `${runs > 1 ? `run ${runIds.length} of ${runs} · ` : ""}${e.already_done} / ${e.total} items`;
-        break;
-      case "item":
-        current.textContent = `${e.question_id}: ${e.question}`;
-        break;
-      case "done":
-        bar.value = e.done;
-        counts.textContent = `${runs > 1 ? `run ${runIds.length} of ${runs} · ` : ""}${e.done} / ${e.total} items · ` +
-          `${e.rate.toFixed(2)} items/s · ETA ${duration(e.eta_s)}`;
-        means.replaceChildren(h("tbody", {}, ...Object.entries(e.means).map(([metric, mean]) =>
-          h("tr", { "data-metric": metric }, h("th", {}, metric), h("td", { class: "num" }, fixed(mean))))));
-        if (e.error) problems.append(h("li", { class: "error" }, `${e.question_id}: ${e.error}`));
-        break;
-      case "finished":
-        // An experiment sends one `finished` per run; wait for the last one.
-        finishedRuns += 1;
-        // The counts line already says "run N of M", so an interim finish needs no note.
-        if (finishedRuns < runs && e.status === "finished") break;
-        cancel.remove();
-        current.textContent = "";
-        outcome.replaceChildren(`Run ${e.status}. `,
-          h("button", { id: "open-finished", onclick: () => go({ screen: "run", run: e.run_id }) }, "Open the run"));
-        if (runIds.length > 1) {
-          outcome.append(" ", h("button", {
-            id: "compare-finished",
-            onclick: () => { selection.clear(); runIds.forEach((r) => selection.add(r)); go({ screen: "compare", runs: [...runIds] }); },
-          }, `Compare the ${runIds.length} runs`));
-        }
-        unlisten?.();
-        unlisten = null;
-        ended();
-        break;
-      case "failed":
-        cancel.remove();
-        outcome.className = "error";
-        outcome.textContent = e.message;
-        unlisten?.();
-        unlisten = null;
-        ended();
-        break;
-    }
-  });
-  return { planned: (n: number) => { runs = Math.max(1, n); } };
+  // A run under way (started here before leaving, or from a run's page) shows its progress.
+  const job = currentJob();
+  if (job && job.runIds.some(isRunning)) {
+    start.disabled = true;
+    showJobProgress(progress, () => (start.disabled = false));
+  }
 }

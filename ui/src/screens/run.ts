@@ -1,12 +1,19 @@
-// One run: summary cards, the report's charts, and the per-question table with a drill-down
-// panel (question, reference, answer with citations, retrieved chunks, verdicts, the statements a
-// statement judge checked); flagged items carry a badge and are counted in the cards.
-import { api, errorText, RunItem, JsonRun, RunView, JudgedStatements, JudgeAgreement } from "../api";
+// One run, most important first: the primary metric large with what it measures, then the
+// other metrics in the report's groups (judges, answer overlap, citations and refusals,
+// retrieval) with readable names and their descriptions on hover, the report's charts, and the
+// sortable per-question table with a drill-down panel (question, reference, answer with
+// citations, retrieved chunks, verdicts with what the score means, the statements a statement
+// judge checked); flagged items carry a badge and are counted in the cards. A run this app is
+// executing shows its live progress; Resume only where no process holds the run (the core's
+// lease says).
+import { api, errorText, RunItem, JsonRun, RunView, JudgedStatements, JudgeAgreement, MetricEntry, MetricSummary } from "../api";
 import { open } from "@tauri-apps/plugin-dialog";
 import { h, append, clear, svg } from "../dom";
 import { fixed, interval, ms, when } from "../format";
 import { go } from "../router";
 import { keyboardRows } from "./table";
+import { isRunning } from "../jobstatus";
+import { showJobProgress } from "./jobprogress";
 import { flagBadges, flaggedCard, flagNotice, statementSection } from "./findings";
 import { labellingSection } from "./labelling";
 
@@ -23,8 +30,15 @@ export async function renderRun(area: HTMLElement, runId: string): Promise<void>
     h("button", { onclick: () => go({ screen: "runs" }) }, "← Runs"),
     h("button", { id: "export-run", onclick: () => go({ screen: "export", runs: [run.id] }) }, "Export…"),
   );
-  // Unfinished, or finished with items whose target failed: a resume asks those again.
-  if (run.status !== "finished" || run.errors > 0) {
+  // A run this window is executing: its live progress, and the page again once it ends.
+  const live = h("section", { class: "progress", id: "run-live", hidden: true });
+  if (isRunning(run.id)) {
+    showJobProgress(live, () => { if (live.isConnected) go({ screen: "run", run: run.id }); });
+  } else if (view.held) {
+    actions.append(h("span", { class: "muted", id: "run-held" },
+      "Another process (the CLI, or another window) is executing this run; open the page again to see its new items."));
+  } else if (run.status !== "finished" || run.errors > 0) {
+    // Unfinished, or finished with items whose target failed: a resume asks those again.
     actions.append(h("button", {
       id: "resume-run",
       onclick: async () => {
@@ -42,11 +56,13 @@ export async function renderRun(area: HTMLElement, runId: string): Promise<void>
       run.status, when(run.created_at), run.id,
     ].filter(Boolean).join(" · ")),
     actions,
+    live,
     cards(view),
-    h("section", { class: "charts" }, svg(view.means_chart)),
+    h("details", { class: "charts-block", id: "means" }, h("summary", {}, "Every mean with its interval"),
+      h("section", { class: "charts" }, svg(view.means_chart))),
     h("details", { class: "charts-block", id: "histograms" }, h("summary", {}, `Score distributions (${view.histograms.length} metrics)`),
       h("section", { class: "charts grid" }, ...view.histograms.map(svg))),
-    questions(run, view.statements ?? {}),
+    questions(view),
     labellingSection(run),
   );
   if (run.config.judges?.length) append(area, calibration(run.id));
@@ -100,68 +116,128 @@ function calibrationTable(outcome: JudgeAgreement): HTMLElement {
       : h("p", { class: "muted" }, "The labels do not fall on both sides of any threshold: nothing to calibrate."));
 }
 
+/** The pass rate in words: what share passed and by which rule. */
+function passWords(m: MetricSummary): string | null {
+  return m.pass_rate === undefined ? null : `${fixed(m.pass_rate * 100, 0)}% of scored answers passed the judge's threshold`;
+}
+
+/** One metric's card: readable name, the mean, its interval, n and unscored; the description on hover. */
+function metricCard(entry: MetricEntry, m: MetricSummary, primary: boolean): HTMLElement {
+  const passed = passWords(m);
+  return h("div", { class: primary ? "card primary-card" : "card", "data-metric": entry.name, title: entry.description ?? entry.name },
+    h("div", { class: "label" }, primary ? `${entry.label} · primary metric` : entry.label),
+    h("div", { class: "value" }, fixed(m.mean)),
+    h("div", { class: "sub" }, `95% ${interval(m.ci95)} · n=${m.n}`),
+    primary && entry.description ? h("div", { class: "sub describe" }, entry.description) : null,
+    passed ? h("div", { class: "sub pass-rate" }, passed) : null,
+    m.length_spearman === undefined ? null
+      : h("div", { class: "sub length-rho", title: "Spearman correlation of the judge's score with the answer's length in words" },
+        `length ρ ${fixed(m.length_spearman, 2)}`),
+    m.unscored > 0 ? h("div", { class: "sub warn" }, `${m.unscored} unscored`) : null);
+}
+
 function cards(view: RunView): HTMLElement {
   const run = view.run;
-  const grid = h("section", { class: "cards", id: "summary-cards" });
-  grid.append(
+  const all = h("section", { id: "summary-cards" });
+  const facts = h("div", { class: "cards facts" },
     h("div", { class: "card" }, h("div", { class: "label" }, "items"),
       h("div", { class: "value" }, `${run.items_done} / ${run.items_total}`),
-      h("div", { class: "sub" }, `${run.errors} errors`)),
+      h("div", { class: run.errors > 0 ? "sub warn" : "sub" }, `${run.errors} errors`)),
     h("div", { class: "card" }, h("div", { class: "label" }, "avg latency"),
       h("div", { class: "value" }, ms(run.avg_latency_ms))),
   );
   const flagged = flaggedCard(run);
-  if (flagged) grid.append(flagged);
+  if (flagged) facts.append(flagged);
   if (view.avg_prompt_tokens !== null || view.avg_completion_tokens !== null) {
-    grid.append(h("div", { class: "card", id: "tokens-card" }, h("div", { class: "label" }, "tokens per item"),
+    facts.append(h("div", { class: "card", id: "tokens-card" }, h("div", { class: "label" }, "tokens per item"),
       h("div", { class: "value" }, fixed(view.avg_completion_tokens, 0)),
       h("div", { class: "sub" }, `generated · ${fixed(view.avg_prompt_tokens, 0)} in the prompt`)));
   }
-  for (const [name, m] of Object.entries(run.summary)) {
-    grid.append(h("div", { class: "card", "data-metric": name },
-      h("div", { class: "label" }, name),
-      h("div", { class: "value" }, fixed(m.mean)),
-      h("div", { class: "sub" }, `95% ${interval(m.ci95)} · n=${m.n}`),
-      m.pass_rate === undefined ? null : h("div", { class: "sub pass-rate" }, `passed: ${fixed(m.pass_rate * 100, 0)}% of items`),
-      m.length_spearman === undefined ? null
-        : h("div", { class: "sub length-rho", title: "Spearman correlation of the judge's score with the answer's length in words" },
-          `length ρ ${fixed(m.length_spearman, 2)}`),
-      h("div", { class: m.unscored > 0 ? "sub warn" : "sub" }, `${m.unscored} unscored`)));
+  const primary = view.guide.primary;
+  const lead = h("div", { class: "lead" });
+  if (primary && run.summary[primary.name]) lead.append(metricCard(primary, run.summary[primary.name], true));
+  lead.append(facts);
+  all.append(lead);
+  for (const section of view.guide.sections) {
+    const shown = section.metrics.filter((m) => run.summary[m.name]);
+    if (!shown.length) continue;
+    all.append(h("section", { class: "metric-group", "data-group": section.group },
+      h("h3", {}, section.group),
+      h("div", { class: "cards" }, ...shown.map((m) => metricCard(m, run.summary[m.name], false)))));
   }
-  return grid;
+  return all;
 }
 
-function questions(run: JsonRun, statements: Record<string, JudgedStatements[]>): HTMLElement {
-  const metricNames = Object.keys(run.summary);
+/** The metrics in the page's order (primary first), with their readable names. */
+function orderedMetrics(view: RunView): MetricEntry[] {
+  const entries = [view.guide.primary, ...view.guide.sections.flatMap((s) => s.metrics)].filter((m): m is MetricEntry => !!m);
+  return entries.filter((m) => view.run.summary[m.name]);
+}
+
+function questions(view: RunView): HTMLElement {
+  const run = view.run;
+  const statements = view.statements ?? {};
+  const metrics = orderedMetrics(view);
   const detail = h("aside", { class: "detail", id: "item-detail", "aria-live": "polite" },
     h("p", { class: "muted" }, "Select a question (↑/↓, Enter) to see its answer and scores."));
   const body = h("tbody");
+  const value = (item: RunItem, metric: string) => item.metrics[metric] ?? item.verdicts[metric]?.score ?? null;
   run.items.forEach((item, index) => {
     const row = h("tr", { "data-index": String(index), "data-question": item.id },
       h("td", { class: "mono" }, item.id),
       h("td", { class: "question" }, flagBadges(item.flags), item.question),
-      ...metricNames.map((m) => h("td", { class: "num" }, fixed(item.metrics[m] ?? item.verdicts[m]?.score ?? null, 2))),
+      ...metrics.map((m, i) => h("td", { class: i === 0 && view.guide.primary ? "num primary-col" : "num", "data-metric": m.name },
+        fixed(value(item, m.name), 2))),
       h("td", { class: "num" }, item.latency_ms === null ? "—" : String(item.latency_ms)),
       h("td", { class: "error" }, item.error ?? ""));
     body.append(row);
   });
-  const table = h("table", { class: "rows", id: "questions-table" },
-    h("thead", {}, h("tr", {}, h("th", {}, "id"), h("th", {}, "question"), ...metricNames.map((m) => h("th", {}, m)),
-      h("th", {}, "ms"), h("th", {}, "error"))),
-    body);
+  // Sorting: a header click sorts by that column, a second click reverses; rows keep their
+  // item index, so the drill-down and the keyboard follow the order shown.
+  type Key = (item: RunItem) => number | string | null;
+  const columns: { label: string; title?: string; key: Key; cls?: string }[] = [
+    { label: "id", key: (i) => i.id },
+    { label: "question", key: (i) => i.question },
+    ...metrics.map((m, n) => ({ label: m.label, title: m.description ?? m.name, key: (i: RunItem) => value(i, m.name),
+      cls: n === 0 && view.guide.primary ? "num primary-col" : "num" })),
+    { label: "ms", key: (i) => i.latency_ms, cls: "num" },
+    { label: "error", key: (i) => i.error ?? "" },
+  ];
+  let sorted = { column: -1, descending: false };
+  const heads = columns.map((c, n) => {
+    const th = h("th", { class: c.cls ?? "", title: c.title ?? `sort by ${c.label}`, "data-sort": "none" },
+      h("button", { class: "sort", type: "button", onclick: () => sortBy(n) }, c.label));
+    return th;
+  });
+  const sortBy = (n: number) => {
+    sorted = { column: n, descending: sorted.column === n ? !sorted.descending : columns[n].cls?.includes("num") ?? false };
+    const key = columns[n].key;
+    const rows = Array.from(body.rows);
+    rows.sort((a, b) => {
+      const [x, y] = [key(run.items[Number(a.dataset.index)]), key(run.items[Number(b.dataset.index)])];
+      // Missing values sort last whichever the direction.
+      if (x === null || y === null) return x === y ? 0 : x === null ? 1 : -1;
+      const order = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+      return sorted.descending ? -order : order;
+    });
+    body.append(...rows);
+    heads.forEach((th, i) => th.setAttribute("data-sort", i === n ? (sorted.descending ? "descending" : "ascending") : "none"));
+    heads.forEach((th, i) => th.setAttribute("aria-sort", i === n ? (sorted.descending ? "descending" : "ascending") : "none"));
+  };
+  const table = h("table", { class: "rows", id: "questions-table" }, h("thead", {}, h("tr", {}, ...heads)), body);
   const show = (row: HTMLTableRowElement) => {
     const item = run.items[Number(row.dataset.index)];
-    showItem(detail, item, statements[item.id] ?? []);
+    showItem(detail, item, statements[item.id] ?? [], view);
   };
   const nav = keyboardRows(table, show, undefined, show);
   body.addEventListener("click", (e) => {
     const row = (e.target as Element).closest("tr");
-    if (row) nav.select(Array.from(body.rows).indexOf(row));
+    if (row) nav.select(Array.from(body.rows).filter((r) => !r.hidden).indexOf(row));
   });
   return h("section", { class: "split" }, h("div", { class: "scroll" }, table), detail);
 }
 
-function showItem(panel: HTMLElement, item: RunItem, judged: JudgedStatements[]): void {
+function showItem(panel: HTMLElement, item: RunItem, judged: JudgedStatements[], view: RunView): void {
   clear(panel);
   const cited = new Set(item.citations);
   append(panel,
@@ -190,10 +266,13 @@ function showItem(panel: HTMLElement, item: RunItem, judged: JudgedStatements[])
   for (const [judge, verdict] of Object.entries(item.verdicts)) {
     append(panel, h("section", { class: "verdict-block", "data-judge": judge },
       h("h3", {}, `Verdict: ${judge}`),
-      // A score-only judge (statements, claims) has no label: its score is the verdict.
+      // A score-only judge (statements, claims) has no label: its score is the verdict. A
+      // choice judge's score is said for what it is ("score = P(Abstained)"), beside the label.
       verdict.label === null && verdict.score !== null
         ? h("p", { class: "verdict-label" }, h("strong", {}, `score ${fixed(verdict.score)}`))
-        : h("p", { class: "verdict-label" }, h("strong", {}, verdict.label ?? "unscored"), ` · score ${fixed(verdict.score)}`),
+        : h("p", { class: "verdict-label" }, h("strong", {}, verdict.label ?? "unscored"),
+          ` · score ${fixed(verdict.score)}`,
+          view.judges[judge] ? h("span", { class: "muted score-meaning" }, ` (${view.judges[judge].score_meaning})`) : null),
       h("div", { class: "dist" }, ...Object.entries(verdict.distribution).map(([label, p]) =>
         h("div", { class: "bar", "data-outcome": label }, h("span", { class: "text" }, label),
           h("meter", { min: 0, max: 1, value: p }), h("span", { class: "num" }, fixed(p, 2))))),

@@ -99,3 +99,35 @@ export function startRequest(form: RunForm, resume: string | null): { request: S
     },
   };
 }
+
+/** What New run remembers of the last run started (not its name: a name is for one run). */
+export type RememberedForm = Omit<RunForm, "name">;
+
+/** Storage key of the remembered form, per database: runs against another database (a test's,
+ *  a second project's) start from their own last choices. */
+const rememberKey = (database: string) => `assay.new-run:${database}`;
+
+export function remember(form: RunForm, database: string, storage: Pick<Storage, "setItem">): void {
+  const { name: _name, ...kept } = form;
+  storage.setItem(rememberKey(database), JSON.stringify(kept));
+}
+
+/** The last choices for `database`, or null (none yet, or unreadable: never an error). */
+export function recall(database: string, storage: Pick<Storage, "getItem">): RememberedForm | null {
+  try {
+    const text = storage.getItem(rememberKey(database));
+    const value = text ? JSON.parse(text) : null;
+    return value && typeof value === "object" && typeof value.dataset === "string" ? (value as RememberedForm) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Where a form starts: the last choices, else the first sample dataset answered by the rag
+ *  target (a new user's first evaluation needs no path typed). */
+export function formStart(remembered: RememberedForm | null, samples: { root: string; source: string; problem: string | null }[]):
+  { dataset: string; target: string } {
+  if (remembered) return { dataset: remembered.dataset, target: remembered.target };
+  const sample = samples.find((d) => d.source === "sample" && d.problem === null);
+  return { dataset: sample?.root ?? "", target: "rag" };
+}
