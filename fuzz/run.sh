@@ -9,11 +9,11 @@ cd "$(dirname "$0")"
 seconds="${1:-240}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(dataset_line gguf_metadata gguf_tokenizer pdf_text template_render)
+[ ${#targets[@]} -eq 0 ] && targets=(dataset_line gguf_metadata gguf_tokenizer pdf_text pdf_nested template_render)
 export RUSTC_BOOTSTRAP=1
 
 # Seeds: real inputs of each kind from the repository (copied, not committed twice).
-mkdir -p corpus/dataset_line corpus/gguf_metadata corpus/gguf_tokenizer corpus/pdf_text corpus/template_render
+mkdir -p corpus/dataset_line corpus/gguf_metadata corpus/gguf_tokenizer corpus/pdf_text corpus/pdf_nested corpus/template_render
 cp ../prompts/*.md ../judges/*.md ../datasets/*/prompt.md corpus/template_render/ 2>/dev/null || true
 split -l 1 ../datasets/trailgear/questions.jsonl corpus/dataset_line/q-
 cp ../datasets/trailgear/pdf/*.pdf ../tests/fixtures/corpus/pdf/*.pdf ../tests/fixtures/corpus/bad/*.pdf corpus/pdf_text/

@@ -149,3 +149,42 @@ fn sigint_stops_a_run_promptly_and_resume_completes_it() {
         assert_eq!(after.get(id), Some(answer), "resume recomputed item {id}");
     }
 }
+
+/// Ctrl-C while a run prepares (issue 36): here while the hybrid index's MiniLM vectors are
+/// computed, before any item. The run stops with status 130 and leaves nothing behind: no
+/// database file, no empty "cancelled" run (there was one before).
+#[test]
+fn sigint_while_a_run_prepares_leaves_no_run_behind() {
+    let models = assay::models::registry::default_models_dir().expect("a models dir");
+    if !assay::retrieve::minilm_dir(&models).join("model.safetensors").exists() {
+        eprintln!("\n*** SKIPPED: minilm-l6-v2 is not installed (`assay models pull minilm-l6-v2`).\n");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dataset = dataset_copy(tmp.path());
+    let db = tmp.path().join("runs.sqlite");
+    let mut child = assay_command(&["run", dataset.to_str().unwrap(), "--target", "retrieve", "--retrieval", "hybrid"], &db)
+        .env("ASSAY_INDEX_CACHE", tmp.path().join("index"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    if child.try_wait().unwrap().is_some() || db.exists() {
+        let _ = child.kill();
+        eprintln!("\n*** SKIPPED: the index was built in under 1.5 s; nothing to interrupt.\n");
+        return;
+    }
+    // SAFETY: sending a signal to our own child process.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let runs: i64 = if db.exists() {
+        Connection::open(&db).unwrap().query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0)).unwrap_or(0)
+    } else {
+        0
+    };
+    assert_eq!(runs, 0, "a cancelled preparation left a run: {stderr}");
+    assert!(!db.exists(), "the database was created: {stderr}");
+}

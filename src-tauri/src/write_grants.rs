@@ -3,7 +3,10 @@
 //! only from places the webview cannot invent: a file or folder the user chose in a dialog that
 //! Rust opened (this session), and the app's own data folder (the database's folder, which
 //! `ASSAY_DB` moves; scripted use and the end-to-end test, which cannot drive native dialogs,
-//! write there). Read-only commands are not limited here: reading is what the app is for.
+//! write there). Within the data folder the grant leaves out what the app never writes through
+//! a command: the database and SQLite's files beside it, run leases and other dot-files, and
+//! the user's `judges/` and `models/` (a judge or a models file written there would change
+//! later evaluations). Read-only commands are not limited here: reading is what the app is for.
 
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
@@ -29,9 +32,11 @@ impl WriteGrants {
     pub fn check(&self, path: &Path) -> Result<(), String> {
         let resolved = resolve(path)?;
         let chosen = self.chosen.lock().map_err(|_| "the grant list is poisoned".to_string())?;
-        let allowed = chosen.iter().cloned().chain(data_folder());
-        for root in allowed {
-            if resolved.starts_with(&root) {
+        if chosen.iter().any(|root| resolved.starts_with(root)) {
+            return Ok(());
+        }
+        if let Some((data, database)) = data_folder() {
+            if resolved.starts_with(&data) && !kept_from_commands(&resolved, &data, &database) {
                 return Ok(());
             }
         }
@@ -42,10 +47,21 @@ impl WriteGrants {
     }
 }
 
-/// The app's data folder (where the database is), resolved.
-fn data_folder() -> Option<PathBuf> {
+/// The app's data folder (where the database is), resolved, and the database's file name.
+fn data_folder() -> Option<(PathBuf, String)> {
     let db = assay::run::default_database()?;
-    resolve(db.parent()?).ok()
+    let name = db.file_name()?.to_string_lossy().into_owned();
+    Some((resolve(db.parent()?).ok()?, name))
+}
+
+/// Whether `resolved` (inside `data`) is a place no command writes: the folder itself, the
+/// database and the files SQLite keeps beside it (`-wal`, `-shm`, `-journal`), dot-files (run
+/// leases), and the `judges` and `models` folders.
+fn kept_from_commands(resolved: &Path, data: &Path, database: &str) -> bool {
+    let Ok(inside) = resolved.strip_prefix(data) else { return true };
+    let Some(first) = inside.components().next() else { return true };
+    let first = first.as_os_str().to_string_lossy();
+    first.starts_with(database) || first.starts_with('.') || first == "judges" || first == "models"
 }
 
 /// An absolute path with symlinks resolved as far as it exists (the rest appended), so a link
@@ -124,6 +140,17 @@ mod tests {
         assert!(grants.check(&root.join("other.html")).is_err());
         assert!(grants.check(&chosen.join("../other.html")).is_err(), "`..` refused");
         assert!(grants.check(Path::new("relative.html")).is_err());
+    }
+
+    #[test]
+    fn the_data_folder_keeps_the_database_judges_and_models_from_commands() {
+        let data = Path::new("/data/assay");
+        for kept in ["", "runs.sqlite", "runs.sqlite-wal", "runs.sqlite-shm", ".runs.sqlite.run-1.lease", "judges/evil.toml", "models/user-models.toml"] {
+            assert!(kept_from_commands(&data.join(kept), data, "runs.sqlite"), "{kept} must not be writable");
+        }
+        for written in ["reports/run.html", "labels/run.jsonl", "imported/dataset.toml"] {
+            assert!(!kept_from_commands(&data.join(written), data, "runs.sqlite"), "{written} must be writable");
+        }
     }
 
     #[cfg(unix)]

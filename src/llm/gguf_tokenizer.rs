@@ -435,15 +435,16 @@ fn sentencepiece_bpe(md: &Metadata<'_>, tokens: &[String]) -> Result<Tokenizer> 
 }
 
 /// The tokenizer of a model file: `tokenizer.json` beside it if there is one, else the one its
-/// GGUF metadata describes. Reads the header only, not the weights.
+/// GGUF metadata describes (the registry counts such a file in the model's identity and
+/// `models list` shows it). Reads the header only, not the weights.
 pub fn tokenizer_for_file(path: &Path) -> Result<ModelTokenizer> {
     let content = crate::models::gguf_info::read_content(path)?;
     tokenizer_for_content(&content, path)
 }
 
 pub(crate) fn tokenizer_for_content(content: &Content, path: &Path) -> Result<ModelTokenizer> {
-    let json = path.with_file_name("tokenizer.json");
-    if json.exists() {
+    let json = crate::models::registry::tokenizer_beside(path);
+    if json.is_file() {
         ModelTokenizer::from_json_file(&json, content)
     } else {
         tokenizer_from_gguf(content, path)

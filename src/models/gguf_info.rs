@@ -98,6 +98,8 @@ pub(crate) fn read_content(path: &Path) -> Result<gguf_file::Content> {
         message,
     };
     let mut reader = std::io::BufReader::new(file);
+    // candle builds a 32-byte value per metadata array element: bound them before it reads.
+    super::gguf_bounds::scan_metadata(&mut reader).map_err(|why| gguf_error(format!("{why}; not read")))?;
     // candle's reader panics on some malformed headers (a zero `general.alignment`).
     let content = crate::third_party_panic::contain(|| gguf_file::Content::read(&mut reader))
         .map_err(|panic| gguf_error(format!("malformed header ({panic})")))?
@@ -109,6 +111,7 @@ pub(crate) fn read_content(path: &Path) -> Result<gguf_file::Content> {
                 gguf_error(message)
             }
         })?;
+    super::gguf_bounds::check_dimensions(&content).map_err(gguf_error)?;
     // A truncated file has a whole header but lacks tensor data: check the extents here so
     // that loading fails with a clear message instead of a short read deep in candle.
     for (name, info) in &content.tensor_infos {

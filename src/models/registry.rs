@@ -346,7 +346,13 @@ impl Registry {
         if let Some(problem) = spec.problem() {
             return Err(bad(problem));
         }
-        self.update_user_file(|user| user.servers.push(spec.clone()))?;
+        self.update_user_file(|user| {
+            if user.models.iter().any(|m| m.id == spec.id) || user.servers.iter().any(|s| s.id == spec.id) {
+                return Err(bad(format!("id `{}` is already registered", spec.id)));
+            }
+            user.servers.push(spec.clone());
+            Ok(())
+        })?;
         self.servers.push(spec);
         Ok(())
     }
@@ -357,13 +363,19 @@ impl Registry {
     /// built in, so it stays known and can be pulled again). Says what it did.
     pub fn remove(&mut self, id: &str) -> Result<Removed> {
         if self.server(id).is_some() {
-            self.update_user_file(|user| user.servers.retain(|s| s.id != id))?;
+            self.update_user_file(|user| {
+                user.servers.retain(|s| s.id != id);
+                Ok(())
+            })?;
             self.servers.retain(|s| s.id != id);
             return Ok(Removed::Server { id: id.to_string() });
         }
         let entry = self.entry(id)?.clone();
         if let Some(path) = &entry.path {
-            self.update_user_file(|user| user.models.retain(|m| m.id != id))?;
+            self.update_user_file(|user| {
+                user.models.retain(|m| m.id != id);
+                Ok(())
+            })?;
             for file in &entry.files {
                 // The stamp is ours; a missing one is already what we want.
                 let _ = fs::remove_file(self.stamp_path(&entry, file));
@@ -395,9 +407,14 @@ impl Registry {
         Ok(Removed::Downloaded { id: id.to_string(), folder, bytes })
     }
 
-    /// Read the user's models file (or start one), change it, write it back whole.
-    fn update_user_file(&self, change: impl FnOnce(&mut RegistryFile)) -> Result<()> {
+    /// Read the user's models file (or start one), change it, write it back whole, holding the
+    /// models folder's lock throughout: two `models add` (or an add beside a pull or a remove)
+    /// each read the file, added their entry and wrote it back, and the later write dropped
+    /// the earlier entry. `change` sees the file as it is now, not as this registry loaded it,
+    /// and may refuse (an id another process registered meanwhile).
+    fn update_user_file(&self, change: impl FnOnce(&mut RegistryFile) -> Result<()>) -> Result<()> {
         fs::create_dir_all(&self.models_dir).map_err(|e| ModelsError::io(&self.models_dir, e))?;
+        let _turn = lock_models_dir(&self.models_dir)?;
         let user_file = self.models_dir.join(USER_MODELS_FILE);
         let mut user = if user_file.exists() {
             let text = fs::read_to_string(&user_file).map_err(|e| ModelsError::io(&user_file, e))?;
@@ -405,7 +422,7 @@ impl Registry {
         } else {
             RegistryFile::default()
         };
-        change(&mut user);
+        change(&mut user)?;
         let text = toml::to_string_pretty(&user)
             .map_err(|e| ModelsError::Invalid(format!("writing {}: {e}", user_file.display())))?;
         write_atomically(&user_file, text.as_bytes())
@@ -431,6 +448,25 @@ impl Registry {
         match &entry.path {
             Some(p) => p.clone(),
             None => self.models_dir.join(&entry.id).join(&file.name),
+        }
+    }
+
+    /// A `tokenizer.json` beside the model's file, which the runtime loads instead of the
+    /// tokenizer the GGUF describes (Hugging Face exports ship one; see `tokenizer_beside`).
+    pub fn tokenizer_override(&self, entry: &ModelEntry) -> Option<PathBuf> {
+        let main = entry.files.first()?;
+        let json = tokenizer_beside(&self.file_path(entry, main));
+        json.is_file().then_some(json)
+    }
+
+    /// What the model's outputs depend on, for cache keys and run configs: its main file's
+    /// sha256, and the sha256 of a `tokenizer.json` that replaces the GGUF's tokenizer (so a
+    /// tokenizer dropped beside the file, or edited, never reuses answers made without it).
+    pub fn identity(&self, entry: &ModelEntry) -> Result<String> {
+        let sha = entry.files.first().map(|f| f.sha256.to_ascii_lowercase()).unwrap_or_default();
+        match self.tokenizer_override(entry) {
+            Some(json) => Ok(format!("{sha}+tokenizer.json:{}", sha256_file(&json)?.0)),
+            None => Ok(sha),
         }
     }
 
@@ -529,7 +565,13 @@ impl Registry {
             path: Some(path.clone()),
         };
         fs::create_dir_all(&self.models_dir).map_err(|e| ModelsError::io(&self.models_dir, e))?;
-        self.update_user_file(|user| user.models.push(entry.clone()))?;
+        self.update_user_file(|user| {
+            if user.models.iter().any(|m| m.id == entry.id) || user.servers.iter().any(|s| s.id == entry.id) {
+                return Err(ModelsError::Invalid(format!("model id `{}` is already registered", entry.id)));
+            }
+            user.models.push(entry.clone());
+            Ok(())
+        })?;
         write_stamp(&path, &entry.files[0], &self.stamp_path(&entry, &entry.files[0]));
         self.models.push(entry.clone());
         Ok(entry)
@@ -554,10 +596,33 @@ fn id_from_file_name(path: &Path) -> String {
     id.trim_start_matches('.').to_string()
 }
 
+/// An exclusive lock on the models folder itself (no lock file to leave behind), held until
+/// the handle is dropped; the operating system releases it however the process ends. Pulls
+/// and every change of the user's models file take it. None where locking is not available.
+pub(crate) fn lock_models_dir(models_dir: &Path) -> Result<Option<fs::File>> {
+    #[cfg(unix)]
+    {
+        let dir = fs::File::open(models_dir).map_err(|e| ModelsError::io(models_dir, e))?;
+        dir.lock().map_err(|e| ModelsError::io(models_dir, e))?;
+        Ok(Some(dir))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = models_dir;
+        Ok(None)
+    }
+}
+
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension("tmp-write");
     fs::write(&tmp, bytes).map_err(|e| ModelsError::io(&tmp, e))?;
     fs::rename(&tmp, path).map_err(|e| ModelsError::io(path, e))
+}
+
+/// The `tokenizer.json` the runtime prefers to a GGUF's own tokenizer: the one in the same
+/// folder (one rule for the runtime, the identity and `models list`).
+pub fn tokenizer_beside(model_file: &Path) -> PathBuf {
+    model_file.with_file_name("tokenizer.json")
 }
 
 /// sha256 (hex) and size of a file.

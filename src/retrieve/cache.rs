@@ -289,9 +289,30 @@ fn build(
     if staging.exists() {
         std::fs::remove_dir_all(&staging).map_err(|e| RetrieveError::io(&staging, e))?;
     }
+    let built = write_staged_index(&staging, dir, &chunks, read, states, fingerprint, settings, start);
+    if built.is_err() {
+        // A write that failed (a full disk) leaves nothing behind: the next build starts over.
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    let seconds = built?;
+    Ok((CorpusIndex::open(dir)?, seconds))
+}
+
+/// Write the index into `staging` and rename it to `dir`; the build's seconds.
+#[allow(clippy::too_many_arguments)]
+fn write_staged_index(
+    staging: &Path,
+    dir: &Path,
+    chunks: &[Chunk],
+    read: crate::corpus::CorpusRead,
+    states: &[DocumentState],
+    fingerprint: &str,
+    settings: IndexSettings,
+    start: Instant,
+) -> Result<f64, RetrieveError> {
     let tantivy_dir = staging.join(TANTIVY_DIR);
     std::fs::create_dir_all(&tantivy_dir).map_err(|e| RetrieveError::io(&tantivy_dir, e))?;
-    drop(Bm25Index::build(&tantivy_dir, &chunks)?);
+    drop(Bm25Index::build(&tantivy_dir, chunks)?);
     write_json(&staging.join(CHUNKS_FILE), &chunks)?;
     let seconds = start.elapsed().as_secs_f64();
     let manifest = IndexManifest {
@@ -310,14 +331,14 @@ fn build(
         // An incomplete or unreadable folder under our name: replace it.
         std::fs::remove_dir_all(dir).map_err(|e| RetrieveError::io(dir, e))?;
     }
-    if let Err(e) = std::fs::rename(&staging, dir) {
+    if let Err(e) = std::fs::rename(staging, dir) {
         // Another process may have finished the same index first; use it if it opens.
-        let _ = std::fs::remove_dir_all(&staging);
+        let _ = std::fs::remove_dir_all(staging);
         if !dir.join(MANIFEST_FILE).is_file() {
             return Err(RetrieveError::io(dir, e));
         }
     }
-    Ok((CorpusIndex::open(dir)?, seconds))
+    Ok(seconds)
 }
 
 /// A staging folder untouched this long belongs to a build that was killed.

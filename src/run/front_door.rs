@@ -14,7 +14,7 @@ use crate::record::{RunRecord, RunStatus};
 use crate::stats::{check_gates, load_report, RunReport};
 use crate::store::Store;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// What a face asks the front door for: a new experiment (one run or a matrix), or the resume
@@ -105,6 +105,13 @@ pub fn run_experiment(
         let (store, prepared) = match plan {
             Plan::New(request) => {
                 let checked = check_new_run(dataset, &request)?;
+                // Ctrl-C while the target was built (an index, a model load): stop before a run
+                // row or a database exists, so nothing is left behind (not an empty
+                // "cancelled" run).
+                if cancel.load(Ordering::Relaxed) {
+                    cancelled = true;
+                    break;
+                }
                 // Opened once the first run checked out: a bad prompt or judge spec must not
                 // leave a new database file behind.
                 let store = match &mut store {
@@ -117,6 +124,11 @@ pub fn run_experiment(
             Plan::Resume(request) => {
                 let store = store.as_mut().ok_or_else(|| RunError::Experiment("resume without an open database".into()))?;
                 let prepared = prepare_resume(store, dataset, &request)?;
+                // Cancelled while its target was rebuilt: the run stays as it was.
+                if cancel.load(Ordering::Relaxed) {
+                    cancelled = true;
+                    break;
+                }
                 (store, prepared)
             }
         };

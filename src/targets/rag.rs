@@ -266,7 +266,11 @@ impl AnswerWriter {
                     completion_tokens: written.completion_tokens,
                     latency_ms,
                 };
-                cache.put(key, &self.model_key, &stored).map_err(cache_error)?;
+                // The answer exists: a cache that cannot be written (a full disk) costs only
+                // generating it again next time, never this answer.
+                if let Err(e) = cache.put(key, &self.model_key, &stored) {
+                    tracing::warn!("generation cache not written ({e}); the answer is kept");
+                }
             }
         }
         Ok(Answer {

@@ -160,12 +160,8 @@ pub fn build_target(
                 }
                 None => {
                     let model = LanguageModel::by_id(&registry, &model_id, options.device)?;
-                    let sha = registry
-                        .entry(&model_id)?
-                        .files
-                        .first()
-                        .map(|f| f.sha256.to_ascii_lowercase())
-                        .unwrap_or_default();
+                    // The file's sha256, and a tokenizer.json that replaces its tokenizer.
+                    let sha = registry.identity(registry.entry(&model_id)?)?;
                     let path = model.path.to_string_lossy().into_owned();
                     (Generator::Local(model), sha, path)
                 }
@@ -243,7 +239,7 @@ pub fn build_reranker(config: &RerankConfig, device: DeviceChoice) -> Result<(Re
         ),
         None => {
             let model = LanguageModel::by_id(&registry, &config.model, device)?;
-            let sha = registry.entry(&config.model)?.files.first().map(|f| f.sha256.to_ascii_lowercase()).unwrap_or_default();
+            let sha = registry.identity(registry.entry(&config.model)?)?;
             (RerankModel::Local(model), format!("rerank {sha}@{}", config.depth))
         }
     };

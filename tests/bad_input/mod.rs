@@ -8,6 +8,7 @@ mod answers;
 mod arguments;
 mod dataset;
 mod gguf;
+mod index_write;
 mod judge_spec;
 mod models_toml;
 mod pdf;

@@ -108,7 +108,7 @@ fn each_bad_pdf_is_named_and_skipped_and_the_rest_is_indexed() {
             .unwrap_or_else(|| panic!("{stem}.pdf is not reported as skipped: {report:#}"));
         assert_eq!(issue["problem"]["kind"], *kind, "{stem}: {issue}");
         if *stem == "inflate-bomb" {
-            assert!(issue["problem"]["message"].as_str().unwrap().contains("inflate to more than 256 MiB"), "{issue}");
+            assert!(issue["problem"]["message"].as_str().unwrap().contains("decode to more than 256 MiB"), "{issue}");
         }
         assert!(issue["path"].as_str().unwrap().ends_with(&format!("{stem}.pdf")));
         eprintln!("ok: {stem}.pdf: {}", issue["problem"]);
@@ -122,4 +122,206 @@ fn each_bad_pdf_is_named_and_skipped_and_the_rest_is_indexed() {
     ok(assay(&["run", ds, "--target", "retrieve", "--limit", "5"], &db));
     assert!(!snapshot(&db).is_empty());
     eprintln!("{} PDF cases", cases.len());
+}
+
+/// Deflated `data`.
+fn zlib(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(data).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// `mib` MiB of zeros, deflated, as zlib or (without its header and checksum) raw deflate.
+fn zeros_deflated(mib: usize, raw: bool) -> Vec<u8> {
+    use std::io::Write;
+    let zeros = vec![0u8; 1 << 20];
+    let level = flate2::Compression::best();
+    if raw {
+        let mut encoder = flate2::write::DeflateEncoder::new(Vec::new(), level);
+        (0..mib).for_each(|_| encoder.write_all(&zeros).unwrap());
+        encoder.finish().unwrap()
+    } else {
+        let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), level);
+        (0..mib).for_each(|_| encoder.write_all(&zeros).unwrap());
+        encoder.finish().unwrap()
+    }
+}
+
+fn stream_of(dictionary: &str, data: &[u8]) -> Vec<u8> {
+    let mut out = format!("<< /Length {} {dictionary} >>\nstream\n", data.len()).into_bytes();
+    out.extend(data);
+    out.extend(b"\nendstream");
+    out
+}
+
+fn text_lines(words: &str, lines: usize) -> String {
+    let shown: Vec<String> = (0..lines).map(|i| format!("({words} {i}) Tj 0 -14 Td")).collect();
+    format!("BT /F1 10 Tf 72 700 Td {} ET", shown.join(" "))
+}
+
+/// Catalog, a page tree of `pages` pages that all draw object 4 with the resources
+/// `resources`, with `rest` as objects 3, 4, … (the pages draw object 3).
+fn pages_sharing(pages: usize, resources: &str, rest: Vec<Vec<u8>>) -> Vec<u8> {
+    let first_page = 3 + rest.len();
+    let kids: Vec<String> = (0..pages).map(|i| format!("{} 0 R", first_page + i)).collect();
+    let mut objects = vec![CATALOG.as_bytes().to_vec(), format!("<< /Type /Pages /Kids [{}] /Count {pages} >>", kids.join(" ")).into_bytes()];
+    objects.extend(rest);
+    for _ in 0..pages {
+        objects.push(format!("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R /Resources {resources} >>").into_bytes());
+    }
+    pdf_of_bytes(&objects)
+}
+
+fn form(body: &str, resources: &str) -> Vec<u8> {
+    stream_of(&format!("/Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources {resources}"), body.as_bytes())
+}
+
+/// A ToUnicode map of `codes` two-byte codes, each to itself.
+fn identity_unicode_map(codes: u32) -> Vec<u8> {
+    let cmap = format!(
+        "/CIDInit /ProcSet findresource begin 12 dict begin begincmap 1 begincodespacerange <0000> <FFFF> endcodespacerange 1 beginbfrange <0000> <{:04X}> <0000> endbfrange endcmap end end",
+        codes - 1
+    );
+    stream_of("/Filter /FlateDecode", &zlib(cmap.as_bytes()))
+}
+
+/// One page that uses `fonts` composite fonts sharing one ToUnicode map of 65,536 codes.
+fn fonts_sharing_a_map(fonts: usize) -> Vec<u8> {
+    let names: Vec<String> = (0..fonts).map(|i| format!("/F{i} {} 0 R", 6 + i)).collect();
+    let shown: Vec<String> = (0..fonts).map(|i| format!("/F{i} 12 Tf 72 {} Td <00410042> Tj", 700 - 14 * i as i64)).collect();
+    let mut objects = vec![
+        CATALOG.as_bytes().to_vec(),
+        PAGES.as_bytes().to_vec(),
+        format!("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << {} >> >> >>", names.join(" ")).into_bytes(),
+        stream_of("", format!("BT {} ET", shown.join(" ")).as_bytes()),
+        identity_unicode_map(65_536),
+    ];
+    for i in 0..fonts {
+        objects.push(format!("<< /Type /Font /Subtype /Type0 /BaseFont /Shared /Encoding /Identity-H /DescendantFonts [{} 0 R] /ToUnicode 5 0 R >>", 6 + fonts + i).into_bytes());
+    }
+    for _ in 0..fonts {
+        objects.push(format!("<< /Type /Font /Subtype /CIDFontType2 /BaseFont /Shared /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /FontDescriptor {} 0 R >>", 6 + 2 * fonts).into_bytes());
+    }
+    objects.push(b"<< /Type /FontDescriptor /FontName /Shared /Flags 4 >>".to_vec());
+    pdf_of_bytes(&objects)
+}
+
+/// `assay text FILE` with 1.5 GB of address space, stopped after 60 s (forms drawing forms
+/// ran for hours): (exit code, stderr, seconds).
+fn text_in_bounded_memory(file: &std::path::Path) -> (Option<i32>, String, f64) {
+    let script = format!("ulimit -v 1500000; exec timeout 60 '{}' text '{}'", env!("CARGO_BIN_EXE_assay"), file.display());
+    let started = std::time::Instant::now();
+    let out = std::process::Command::new("sh").arg("-c").arg(script).output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned(), started.elapsed().as_secs_f64())
+}
+
+/// Structures that multiply a small file into unbounded work (issue 36): a form that draws
+/// itself (a stack overflow in pdf-extract, which no panic guard catches), filters stacked on
+/// one stream and lopdf's raw-deflate fallback (gigabytes allocated from a few KB), one content
+/// stream drawn by many pages, forms drawing forms drawing forms, one ToUnicode map shared by
+/// many fonts, a page tree whose parent is itself. Each is refused by name in bounded time and
+/// 1.5 GB of address space, never aborts.
+#[test]
+fn structures_that_multiply_work_are_refused_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bytes = |s: &str| s.as_bytes().to_vec();
+    let font = || bytes(FONT);
+    let exponential_forms = {
+        // Ten levels, each form drawing the next ten times: 10^9 uses of 100-byte streams.
+        let mut rest = vec![stream_of("", b"/X0 Do"), font()];
+        for level in 0..10 {
+            let body = format!("BT /F1 12 Tf 72 700 Td (level {level}) Tj ET {}", format!("/X{} Do ", level + 1).repeat(10));
+            rest.push(form(&body, &format!("<< /Font << /F1 4 0 R >> /XObject << /X{} {} 0 R >> >>", level + 1, 6 + level)));
+        }
+        pages_sharing(1, "<< /Font << /F1 4 0 R >> /XObject << /X0 5 0 R >> >>", rest)
+    };
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "self-drawing-form",
+            pdf_of_bytes(&[
+                bytes(CATALOG),
+                bytes(PAGES),
+                bytes("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> /XObject << /X1 6 0 R >> >> >>"),
+                stream_of("", text_lines("Drawn before the form", 3).replace(" ET", " ET /X1 Do").as_bytes()),
+                font(),
+                form("/X1 Do", "<< /XObject << /X1 6 0 R >> >>"),
+            ]),
+            "page 1: a Form XObject (6 0 R) draws itself; not drawn",
+        ),
+        (
+            "stacked-flate",
+            pdf_of_bytes(&[bytes(CATALOG), bytes(PAGES), bytes(&page_with("4 0 R")), stream_of("/Filter [/FlateDecode /FlateDecode]", &zlib(&zeros_deflated(2048, false))), font()]),
+            "its streams decode to more than 256 MiB",
+        ),
+        (
+            "raw-deflate-fallback",
+            pdf_of_bytes(&[bytes(CATALOG), bytes(PAGES), bytes(&page_with("4 0 R")), stream_of("/Filter /FlateDecode", &[b"\xff\xff".to_vec(), zeros_deflated(300, true)].concat()), font()]),
+            "its streams decode to more than 256 MiB",
+        ),
+        (
+            "one-stream-many-pages",
+            pages_sharing(200, "<< /Font << /F1 4 0 R >> >>", vec![stream_of("/Filter /FlateDecode", &zlib(text_lines("The quick brown fox jumps over the lazy dog", 40_000).as_bytes())), font()]),
+            "its pages draw more than 256 MiB of content",
+        ),
+        ("forms-drawing-forms", exponential_forms, "its pages draw Form XObjects more than 200000 times"),
+        ("one-unicode-map-many-fonts", fonts_sharing_a_map(50), "page 1: its fonts' character maps and widths expand to more than 1000000 entries; not drawn"),
+    ];
+    for (stem, pdf, expected) in &cases {
+        let file = tmp.path().join(format!("{stem}.pdf"));
+        std::fs::write(&file, pdf).unwrap();
+        let (code, stderr, seconds) = text_in_bounded_memory(&file);
+        assert_eq!(code, Some(2), "{stem} ({} bytes): {stderr}", pdf.len());
+        assert!(stderr.contains(&format!("{stem}.pdf: not a readable PDF: ")) && stderr.contains(expected), "{stem}: {stderr}");
+        assert!(seconds < 30.0, "{stem} took {seconds:.1} s");
+        eprintln!("ok: {stem}.pdf ({} bytes) in {seconds:.2} s: {}", pdf.len(), stderr.trim());
+    }
+}
+
+/// The same structures within reason are read as before: a page tree whose `/Parent` loops
+/// (pdf-extract looked its attributes up by recursion), a form drawn by several pages and by
+/// another form, and a ToUnicode map shared by a few fonts.
+#[test]
+fn shared_and_nested_content_within_the_budgets_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bytes = |s: &str| s.as_bytes().to_vec();
+    let cases: Vec<(&str, Vec<u8>, Vec<&str>)> = vec![
+        (
+            "parent-loop",
+            pdf_of_bytes(&[
+                bytes(CATALOG),
+                bytes("<< /Type /Pages /Kids [3 0 R] /Count 1 /Parent 2 0 R /Resources << /Font << /F1 5 0 R >> >> >>"),
+                bytes("<< /Type /Page /Parent 2 0 R /Contents 4 0 R >>"),
+                stream_of("", text_lines("Inherited resources", 3).as_bytes()),
+                bytes(FONT),
+            ]),
+            vec!["Inherited resources 0", "Inherited resources 2"],
+        ),
+        (
+            "shared-forms",
+            pages_sharing(
+                3,
+                "<< /Font << /F1 4 0 R >> /XObject << /Outer 5 0 R >> >>",
+                vec![
+                    stream_of("", b"/Outer Do /Outer Do"),
+                    bytes(FONT),
+                    form(&format!("{} /Inner Do", text_lines("Outer form", 2)), "<< /Font << /F1 4 0 R >> /XObject << /Inner 6 0 R >> >>"),
+                    form(&text_lines("Inner form", 2), "<< /Font << /F1 4 0 R >> >>"),
+                ],
+            ),
+            vec!["Outer form 0", "Inner form 1"],
+        ),
+        ("a-map-shared-by-eight-fonts", fonts_sharing_a_map(8), vec!["AB"]),
+    ];
+    for (stem, pdf, expected) in &cases {
+        let file = tmp.path().join(format!("{stem}.pdf"));
+        std::fs::write(&file, pdf).unwrap();
+        let script = format!("ulimit -v 1500000; exec '{}' text '{}'", env!("CARGO_BIN_EXE_assay"), file.display());
+        let out = std::process::Command::new("sh").arg("-c").arg(script).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stem}: {}", String::from_utf8_lossy(&out.stderr));
+        for needle in expected {
+            assert!(text.contains(needle), "{stem}: {needle:?} not in {text}");
+        }
+    }
 }

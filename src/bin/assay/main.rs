@@ -345,7 +345,8 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(error) => {
-            eprintln!("error: {}", error_chain(&error));
+            // Causes quote files, model output and server replies: escaped like any untrusted text.
+            eprintln!("error: {}", terminal::text(&error_chain(&error)));
             std::process::exit(2);
         }
     }

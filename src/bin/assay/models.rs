@@ -303,7 +303,8 @@ fn run_other(cmd: ModelsCommand) -> anyhow::Result<()> {
                     println!("{}", serde_json::to_string_pretty(&found)?);
                 } else {
                     for m in &found {
-                        println!("{:?}\t{}\t{}", m.source, crate::terminal::text(&m.name), m.path.display());
+                        // A scanned file's path is whatever names other tools gave their files.
+                        println!("{:?}\t{}\t{}", m.source, crate::terminal::text(&m.name), crate::terminal::text(&m.path.display().to_string()));
                     }
                     println!("{} found; nothing registered (--dry-run)", found.len());
                 }

@@ -11,8 +11,15 @@
 
 use pdf_extract::{Document, Object};
 
+/// Width entries this file may spell out in one document, over all its fonts: one range may
+/// cover 65,536 codes, and a file of a few KB can hold thousands of ranges or fonts sharing
+/// one `/W` array (each rewritten for itself). Past this a font keeps its entry as written
+/// (pdf-extract then falls back to `/DW`, as it did before this file).
+const MAX_SPELLED_OUT_WIDTHS: usize = 1_000_000;
+
 /// Normalise the width entries of every font in `doc`. Returns how many fonts were rewritten.
 pub(crate) fn normalize_font_widths(doc: &mut Document) -> usize {
+    let mut budget = MAX_SPELLED_OUT_WIDTHS;
     let fonts: Vec<_> = doc
         .objects
         .iter()
@@ -26,9 +33,9 @@ pub(crate) fn normalize_font_widths(doc: &mut Document) -> usize {
         let widths = dict.get(b"Widths").ok().and_then(|w| resolved_array(doc, w));
         let first = dict.get(b"FirstChar").ok().and_then(|v| number(doc, v));
         let last = dict.get(b"LastChar").ok().and_then(|v| number(doc, v));
-        let new_w = w.as_ref().and_then(|w| cid_widths_in_bracket_form(doc, w));
+        let new_w = w.as_ref().and_then(|w| cid_widths_in_bracket_form(doc, w, &mut budget));
         let new_widths = match (&widths, first, last) {
-            (Some(widths), Some(first), Some(last)) => simple_widths_fitted(doc, widths, first, last),
+            (Some(widths), Some(first), Some(last)) => simple_widths_fitted(doc, widths, first, last, &mut budget),
             _ => None,
         };
         let Ok(dict) = doc.get_object_mut(id).and_then(Object::as_dict_mut) else { continue };
@@ -73,8 +80,9 @@ fn number(doc: &Document, object: &Object) -> Option<f64> {
 
 /// `/W` with every range `c_first c_last w` spelled out as `c_first [w w …]`, references
 /// resolved; None when it has no range (nothing to fix) or cannot be read (left to pdf-extract,
-/// which reports it). Ranges longer than `MAX_RANGE` are a broken file, not a font.
-fn cid_widths_in_bracket_form(doc: &Document, w: &[Object]) -> Option<Vec<Object>> {
+/// which reports it). Ranges longer than `MAX_RANGE` are a broken file, not a font; a `/W`
+/// that would spell out more than `budget` widths is left as it is.
+fn cid_widths_in_bracket_form(doc: &Document, w: &[Object], budget: &mut usize) -> Option<Vec<Object>> {
     const MAX_RANGE: i64 = 65_536;
     let mut out = Vec::with_capacity(w.len());
     let mut had_range = false;
@@ -94,6 +102,8 @@ fn cid_widths_in_bracket_form(doc: &Document, w: &[Object]) -> Option<Vec<Object
                 if last < first || last - first > MAX_RANGE {
                     return None;
                 }
+                let spelled = (last - first + 1) as usize;
+                *budget = budget.checked_sub(spelled)?;
                 out.push(Object::Integer(first));
                 out.push(Object::Array((first..=last).map(|_| real(width)).collect()));
                 had_range = true;
@@ -106,11 +116,12 @@ fn cid_widths_in_bracket_form(doc: &Document, w: &[Object]) -> Option<Vec<Object
 
 /// A simple font's `/Widths` padded with zeros or cut to `LastChar - FirstChar + 1` entries
 /// (pdf-extract asserts the lengths agree); None when they already agree.
-fn simple_widths_fitted(doc: &Document, widths: &[Object], first: f64, last: f64) -> Option<Vec<Object>> {
+fn simple_widths_fitted(doc: &Document, widths: &[Object], first: f64, last: f64, budget: &mut usize) -> Option<Vec<Object>> {
     let wanted = (last - first + 1.0).max(0.0) as usize;
     if widths.len() == wanted || wanted > 65_536 {
         return None;
     }
+    *budget = budget.checked_sub(wanted)?;
     let mut fitted: Vec<Object> = widths.iter().take(wanted).map(|w| real(number(doc, w).unwrap_or(0.0))).collect();
     fitted.resize(wanted, Object::Integer(0));
     Some(fitted)
@@ -157,5 +168,20 @@ mod tests {
         assert_eq!(normalize_font_widths(&mut doc), 1);
         let widths = doc.get_object(font).unwrap().as_dict().unwrap().get(b"Widths").unwrap().as_array().unwrap().len();
         assert_eq!(widths, 4);
+    }
+
+    #[test]
+    fn spelled_out_widths_stop_at_the_document_budget() {
+        let mut doc = Document::with_version("1.5");
+        // One shared /W of 40 ranges of 65,536 codes: 2.6 million widths per font if spelled out.
+        let ranges: Vec<Object> = (0..40).flat_map(|i| [Object::Integer(i * 65_536), Object::Integer(i * 65_536 + 65_535), Object::Integer(500)]).collect();
+        let w = doc.add_object(Object::Array(ranges));
+        for _ in 0..20 {
+            doc.add_object(dictionary! { "Type" => "Font", "Subtype" => "CIDFontType2", "W" => w });
+        }
+        assert_eq!(normalize_font_widths(&mut doc), 0);
+        let small = doc.add_object(dictionary! { "Type" => "Font", "W" => vec![Object::Integer(1), Object::Integer(3), Object::Integer(9)] });
+        assert_eq!(normalize_font_widths(&mut doc), 1);
+        assert_eq!(doc.get_object(small).unwrap().as_dict().unwrap().get(b"W").unwrap().as_array().unwrap().len(), 2);
     }
 }

@@ -22,6 +22,15 @@ const NUL_FALLBACK: &str = "fi";
 /// More unknown glyphs than this in one word are left alone (9^3 spellings tried at most).
 const MAX_UNKNOWN_IN_WORD: usize = 3;
 
+/// Longer runs of letters are no words (crafted text): left alone, so one spelling costs at
+/// most this many characters.
+const MAX_WORD_CHARS: usize = 64;
+
+/// Spellings tried in one document: real documents need a few thousand. Past this the
+/// remaining unknown glyphs take the fallback without a search, so crafted text with an
+/// unknown glyph in every word costs a bounded time.
+const MAX_SPELLINGS_TRIED: usize = 1_000_000;
+
 fn is_unknown(c: char) -> bool {
     c == '\0' || c == '\u{FFFD}'
 }
@@ -39,14 +48,15 @@ pub(crate) fn restore_unmapped_ligatures(pages: &mut [String]) {
             *vocabulary.entry(word.to_lowercase()).or_default() += 1;
         }
     }
+    let mut tries_left = MAX_SPELLINGS_TRIED;
     for page in pages.iter_mut() {
         if page.contains(is_unknown) {
-            *page = restore_page(page, &vocabulary);
+            *page = restore_page(page, &vocabulary, &mut tries_left);
         }
     }
 }
 
-fn restore_page(page: &str, vocabulary: &HashMap<String, usize>) -> String {
+fn restore_page(page: &str, vocabulary: &HashMap<String, usize>, tries_left: &mut usize) -> String {
     let chars: Vec<char> = page.chars().collect();
     let mut out = String::with_capacity(page.len());
     let mut i = 0;
@@ -57,14 +67,14 @@ fn restore_page(page: &str, vocabulary: &HashMap<String, usize>) -> String {
             continue;
         }
         let end = i + chars[i..].iter().take_while(|&&c| c.is_alphabetic() || is_unknown(c)).count();
-        out.push_str(&restore_word(&chars[i..end], vocabulary));
+        out.push_str(&restore_word(&chars[i..end], vocabulary, tries_left));
         i = end;
     }
     out
 }
 
 /// One run of letters and unknown glyphs: the spelling with the most uses in the document.
-fn restore_word(word: &[char], vocabulary: &HashMap<String, usize>) -> String {
+fn restore_word(word: &[char], vocabulary: &HashMap<String, usize>, tries_left: &mut usize) -> String {
     let unknown = word.iter().filter(|&&c| is_unknown(c)).count();
     if unknown == 0 {
         return word.iter().collect();
@@ -73,9 +83,10 @@ fn restore_word(word: &[char], vocabulary: &HashMap<String, usize>) -> String {
         return word.iter().filter(|&&c| c != '\0').collect();
     }
     let mut best: Option<(usize, String)> = None;
-    if unknown <= MAX_UNKNOWN_IN_WORD {
+    let combinations = LIGATURES.len().pow(unknown.min(MAX_UNKNOWN_IN_WORD + 1) as u32);
+    if unknown <= MAX_UNKNOWN_IN_WORD && word.len() <= MAX_WORD_CHARS && combinations <= *tries_left {
+        *tries_left -= combinations;
         // Every choice of a ligature per unknown glyph, in `LIGATURES` order so ties keep it.
-        let combinations = LIGATURES.len().pow(unknown as u32);
         for n in 0..combinations {
             let mut pick = n;
             let mut spelling = String::new();
@@ -124,6 +135,20 @@ mod tests {
         restore_unmapped_ligatures(&mut pages);
         // A word the document never spells out keeps its replacement character.
         assert_eq!(pages[0], "we will operationalize it with entities and \u{FFFD} alone; a\u{FFFD}xq");
+    }
+
+    #[test]
+    fn crafted_text_costs_a_bounded_search() {
+        // A long run of letters with unknown glyphs, and more unknown words than the budget
+        // searches: each takes the fallback, in bounded time.
+        let long = format!("{}\0{}", "a".repeat(10_000), "b".repeat(10_000));
+        let many = "x\0y\0z\0 ".repeat(2_000);
+        let mut pages = vec![long.clone(), many, "xfiyfizfi".to_string()];
+        let started = std::time::Instant::now();
+        restore_unmapped_ligatures(&mut pages);
+        assert_eq!(pages[0], long.replace('\0', "fi"));
+        assert!(pages[1].starts_with("xfiyfizfi xfiyfizfi"), "{}", &pages[1][..40]);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
     }
 
     #[test]

@@ -15,11 +15,20 @@ pub(crate) struct PdfText {
     pub warnings: Vec<DocumentProblem>,
 }
 
+/// The text a document may yield in all: a thousand-page manual has a few MB. Past this the
+/// document is refused (pages that repeat one shared content stream, text drawn by nested
+/// forms), since every later stage (sections, chunks, the index) multiplies its size.
+pub(crate) const MAX_DOCUMENT_TEXT_BYTES: usize = 16 << 20;
+
+/// Glyphs one page may draw: a dense page has a few thousand. Each is kept until the page is
+/// laid out, so this bounds a page's memory (about 100 bytes a glyph).
+const MAX_GLYPHS_PER_PAGE: usize = 1_000_000;
+
 pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<PdfText, DocumentProblem> {
     if !bytes.starts_with(b"%PDF") && !bytes[..bytes.len().min(1024)].windows(4).any(|w| w == b"%PDF") {
         return Err(DocumentProblem::PdfUnreadable { message: "no %PDF header".into() });
     }
-    super::inflate::check_inflated_size(bytes, super::inflate::MAX_INFLATED_BYTES)?;
+    super::inflate::check_decoded_size(bytes, super::inflate::MAX_DECODED_BYTES)?;
     let loaded = contain(|| pdf_extract::Document::load_mem(bytes));
     let mut doc = match loaded {
         Ok(Ok(doc)) => doc,
@@ -33,31 +42,46 @@ pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<PdfText, DocumentProblem> {
             return Err(DocumentProblem::Encrypted);
         }
     }
+    let guarded = |panic: String| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) };
+    // Image data is never text, but pdf-extract runs an image drawn with `Do` as if it were a
+    // content stream: emptied, it costs nothing.
+    contain(|| empty_images(&mut doc)).map_err(guarded)?;
     // Widths pdf-extract would misread shift glyphs and split words: put them in its shape.
-    contain(|| super::fonts::normalize_font_widths(&mut doc))
-        .map_err(|panic| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) })?;
-    // A ToUnicode map that reads a drawn "E" as "e" would change the words' case.
-    contain(|| super::unicode_maps::correct_letter_case_in_unicode_maps(&mut doc))
-        .map_err(|panic| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) })?;
-    // Text shown by `'` and `"` would be lost: rewrite them into operators pdf-extract reads.
-    contain(|| super::text_operators::expand_quote_operators(&mut doc))
-        .map_err(|panic| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) })?;
-    let page_numbers: Vec<u32> = contain(|| doc.get_pages().keys().copied().collect())
-        .map_err(|panic| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) })?;
-    if page_numbers.is_empty() {
+    contain(|| super::fonts::normalize_font_widths(&mut doc)).map_err(guarded)?;
+    let page_ids: Vec<pdf_extract::ObjectId> = contain(|| doc.get_pages().values().copied().collect()).map_err(guarded)?;
+    if page_ids.is_empty() {
         return Err(DocumentProblem::PdfUnreadable { message: "no pages".into() });
     }
-    let mut pages = Vec::with_capacity(page_numbers.len());
+    // What drawing the pages will cost, through shared streams, nested forms and fonts.
+    let verdicts = contain(|| super::drawing_work::check_drawing_work(&mut doc, &page_ids)).map_err(guarded)??;
+    // A ToUnicode map that reads a drawn "E" as "e" would change the words' case.
+    contain(|| super::unicode_maps::correct_letter_case_in_unicode_maps(&mut doc)).map_err(guarded)?;
+    // Text shown by `'` and `"` would be lost: rewrite them into operators pdf-extract reads.
+    contain(|| super::text_operators::expand_quote_operators(&mut doc)).map_err(guarded)?;
+    let mut pages = Vec::with_capacity(page_ids.len());
     let mut warnings = Vec::new();
-    for page in page_numbers {
+    let mut text_bytes = 0usize;
+    let mut first_refused = None;
+    for (index, refused) in verdicts.into_iter().enumerate() {
+        let page = index as u32 + 1;
+        if let Some(why) = refused {
+            warnings.push(DocumentProblem::PdfPage { page, message: format!("{why}; not drawn") });
+            first_refused.get_or_insert((page, why));
+            pages.push(String::new());
+            continue;
+        }
         let extracted = contain(|| {
             let mut output = PageText::default();
-            output_doc_page(&doc, &mut output, page).map(|()| output.text())
+            match output_doc_page(&doc, &mut output, page) {
+                Ok(()) => Ok(output.text()),
+                Err(_) if output.overflowed => Err(format!("it draws more than {MAX_GLYPHS_PER_PAGE} glyphs; not read")),
+                Err(e) => Err(e.to_string()),
+            }
         });
         let text = match extracted {
             Ok(Ok(text)) => text,
-            Ok(Err(e)) => {
-                warnings.push(DocumentProblem::PdfPage { page, message: e.to_string() });
+            Ok(Err(message)) => {
+                warnings.push(DocumentProblem::PdfPage { page, message });
                 String::new()
             }
             Err(panic) => {
@@ -65,10 +89,37 @@ pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<PdfText, DocumentProblem> {
                 String::new()
             }
         };
+        text_bytes += text.len();
+        if text_bytes > MAX_DOCUMENT_TEXT_BYTES {
+            return Err(DocumentProblem::PdfUnreadable {
+                message: format!(
+                    "its text passes {} MiB by page {page} (pages repeating shared content?); not read",
+                    MAX_DOCUMENT_TEXT_BYTES >> 20
+                ),
+            });
+        }
         pages.push(plain_characters(&text));
     }
-    super::ligatures::restore_unmapped_ligatures(&mut pages);
+    // No text at all and pages that could not be drawn: why they could not is the document's
+    // problem (a form drawing itself), not "no text".
+    if pages.iter().all(|p| p.trim().is_empty()) {
+        if let Some((page, why)) = first_refused {
+            return Err(DocumentProblem::PdfUnreadable { message: format!("page {page}: {why}; not drawn") });
+        }
+    }
+    contain(|| super::ligatures::restore_unmapped_ligatures(&mut pages)).map_err(guarded)?;
     Ok(PdfText { pages, warnings })
+}
+
+/// Empty the data of every image XObject (the text reader never needs it).
+fn empty_images(doc: &mut pdf_extract::Document) {
+    for object in doc.objects.values_mut() {
+        if let pdf_extract::Object::Stream(stream) = object {
+            if matches!(stream.dict.get(b"Subtype"), Ok(pdf_extract::Object::Name(s)) if s == b"Image") {
+                stream.set_plain_content(Vec::new());
+            }
+        }
+    }
 }
 
 /// NFKC turns typesetters' ligatures (U+FB01 "ﬁ") and compatibility forms into letters; the
@@ -101,6 +152,8 @@ struct Glyph {
 #[derive(Default)]
 struct PageText {
     glyphs: Vec<Glyph>,
+    /// Set once the page passed `MAX_GLYPHS_PER_PAGE`: its drawing stops with an error.
+    overflowed: bool,
     /// The page's extent: text set beyond it (overlong lines) is not on the page. A glyph
     /// counts as beyond when its origin is, as in poppler: a word running off the edge is cut
     /// where the printed page cuts it.
@@ -242,6 +295,10 @@ impl OutputDev for PageText {
                 return Ok(());
             }
         }
+        if self.glyphs.len() >= MAX_GLYPHS_PER_PAGE {
+            self.overflowed = true;
+            return Err(OutputError::FormatError(std::fmt::Error));
+        }
         let x = origin.0 * along.0 + origin.1 * along.1;
         let y = origin.0 * up.0 + origin.1 * up.1;
         self.glyphs.push(Glyph { x, y, end: x + width * size, size, text: glyph.to_string() });
@@ -273,10 +330,10 @@ mod tests {
     #[test]
     fn a_glyph_its_font_gives_no_width_does_not_end_the_word() {
         // "We": the W drawn with advance 0, the e placed 0.97 em after it (PMI's annual report).
-        let we = PageText { glyphs: vec![glyph(64.8, 0.0, "W"), glyph(72.54, 0.565, "e")], page_box: None };
+        let we = PageText { glyphs: vec![glyph(64.8, 0.0, "W"), glyph(72.54, 0.565, "e")], page_box: None, overflowed: false };
         assert_eq!(we.text(), "We");
         // A real gap beyond a letter's width still breaks: "A" then a word 1.4 em on.
-        let apart = PageText { glyphs: vec![glyph(10.0, 0.0, "A"), glyph(21.2, 0.5, "b")], page_box: None };
+        let apart = PageText { glyphs: vec![glyph(10.0, 0.0, "A"), glyph(21.2, 0.5, "b")], page_box: None, overflowed: false };
         assert_eq!(apart.text(), "A b");
     }
 

@@ -13,6 +13,8 @@ use pdf_extract::{Document, Object};
 /// Correct the ToUnicode maps of every simple font in `doc`. Returns how many maps changed.
 pub(crate) fn correct_letter_case_in_unicode_maps(doc: &mut Document) -> usize {
     let mut fixes: Vec<(pdf_extract::ObjectId, Vec<u8>)> = Vec::new();
+    // One map may serve thousands of fonts: it is decoded and corrected once, by the first.
+    let mut seen = std::collections::HashSet::new();
     for object in doc.objects.values() {
         let Ok(font) = object.as_dict() else { continue };
         if !is_simple_font(font) {
@@ -20,6 +22,9 @@ pub(crate) fn correct_letter_case_in_unicode_maps(doc: &mut Document) -> usize {
         }
         let Some(letters) = encoded_letters(doc, font) else { continue };
         let Ok(Object::Reference(map_id)) = font.get(b"ToUnicode") else { continue };
+        if !seen.insert(*map_id) {
+            continue;
+        }
         let Ok(Object::Stream(map)) = doc.get_object(*map_id) else { continue };
         let Ok(content) = map.get_plain_content() else { continue };
         if let Some(corrected) = corrected_map(&content, &letters) {
