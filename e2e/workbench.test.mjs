@@ -68,6 +68,7 @@ test("New run starts on the sample dataset's rag target, and an error names its 
   const message = await text("#run-error");
   assert.match(message, /^Answers file \(JSONL\): /);
   assert.ok(!/os error/.test(message), message);
+  await driver.executeScript("document.getElementById('run-error').scrollIntoView({ block: 'center' })");
   await shot("31-new-run-error-named");
 });
 

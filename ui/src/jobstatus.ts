@@ -141,16 +141,19 @@ export async function mountJobStatus(panel: HTMLElement): Promise<void> {
   const cancel = h("button", { id: "job-cancel", onclick: () => void cancelJob() }, "Cancel");
   const outcome = h("p", { class: "job-outcome", id: "job-outcome" });
   const dismiss = h("button", { id: "job-dismiss", onclick: () => { job = null; changed(); } }, "Dismiss");
+  const title = h("div", { class: "job-title", id: "job-title" }, "Running");
   const draw = () => {
     if (!job) { panel.hidden = true; return; }
     panel.hidden = false;
+    title.textContent = job.failed ? "Failed" : job.ended ? `Run ${job.ended.status}` : "Running";
     const runId = job.runIds[job.runIds.length - 1];
     name.textContent = runId ? job.names[runId] ?? runId : "starting a run…";
     name.onclick = runId ? () => go({ screen: "run", run: runId }) : null;
     bar.max = Math.max(1, job.total);
     bar.value = job.done;
-    counts.textContent = jobCounts(job);
     const over = job.ended !== null || job.failed !== null;
+    // Once the job is over, no rate or ETA: they would describe a run that no longer moves.
+    counts.textContent = over ? `${job.done} / ${job.total} items` : jobCounts(job);
     cancel.hidden = over;
     cancel.disabled = job.cancelling;
     cancel.textContent = job.cancelling ? "Cancelling…" : "Cancel";
@@ -159,7 +162,7 @@ export async function mountJobStatus(panel: HTMLElement): Promise<void> {
     outcome.textContent = job.failed ?? (job.ended ? `Run ${job.ended.status}.` : "");
   };
   clear(panel);
-  panel.append(h("div", { class: "job-title" }, "Running"), name, bar, counts, outcome, h("div", { class: "row" }, cancel, dismiss));
+  panel.append(title, name, bar, counts, outcome, h("div", { class: "row" }, cancel, dismiss));
   watchJob(draw);
   // Between items the ETA moves with the clock.
   setInterval(() => { if (job && !job.ended && !job.failed) counts.textContent = jobCounts(job); }, 1000);
