@@ -19,7 +19,7 @@ import path from "node:path";
 import { By, Key, until } from "selenium-webdriver";
 import {
   root, app, dataset, work, db, generators, model, driver,
-  assay, launch, quit, shot, $, $$, text, nav, type, runByName, compareNamed, windowSize, openRunNamed,
+  assay, launch, quit, shot, $, $$, text, nav, type, runByName, compareNamed, windowSize, openRunNamed, tickExactly,
 } from "./session.mjs";
 
 const runName = "rag from the window";
@@ -111,13 +111,9 @@ test("both default models run as one experiment from the window, with progress, 
   await nav("new");
   await type("#run-dataset", dataset);
   await (await $("#run-target")).sendKeys("rag");
-  for (const generator of generators) {
-    const modelBox = await $(`#run-models input[value="${generator}"]`);
-    await driver.wait(async () => await modelBox.isEnabled(), 10000);
-    await modelBox.click();
-  }
-  await (await $('#run-judges input[value="correct"]')).click();
-  await (await $(`#run-judge-model input[value="${model}"]`)).click();
+  await tickExactly("#run-models", generators);
+  await tickExactly("#run-judges", ["correct"]);
+  await tickExactly("#run-judge-model", [model]);
   await type("#run-limit", String(ragLimit));
   await type("#run-max-tokens", String(maxTokens));
   await type("#run-name", runName);
@@ -217,9 +213,10 @@ test("a matrix of two top-k values runs as one experiment planned by the core", 
   await nav("new");
   await type("#run-dataset", dataset);
   await (await $("#run-target")).sendKeys("rag");
-  const modelBox = await $(`#run-models input[value="${model}"]`);
-  await driver.wait(async () => await modelBox.isEnabled(), 10000);
-  await modelBox.click();
+  // New run remembers the last run's choices: this one sets each list it relies on.
+  await tickExactly("#run-models", [model]);
+  await tickExactly("#run-judges", []);
+  await tickExactly("#run-judge-model", []);
   assert.ok(await (await $('#run-retrieval input[value="bm25"]')).isSelected(), "bm25 is ticked, not implied");
   await type("#run-top-k", "1,2");
   assert.ok(await (await $("#run-experiment")).isDisplayed(), "the experiment choice is offered for rag");
@@ -292,6 +289,7 @@ test("a new run with a bad answers file shows the error inline", async () => {
   const bad = path.join(work, "bad.jsonl");
   writeFileSync(bad, '{"id": "q001", "answer": 42}\n');
   await type("#run-dataset", dataset);
+  await (await $("#run-target")).sendKeys("answers");
   await type("#run-answers", bad);
   await (await $("#run-start")).click();
   // The error comes after the form's model lists and the core's dataset load: once over 15 s in

@@ -123,3 +123,14 @@ export async function openRunNamed(name) {
   }
   await driver.wait(async () => (await text("#run-title")) === name, 15000);
 }
+
+/** Tick exactly `values` among the checkboxes in `container` (New run remembers the last
+ *  choices, so a test sets every box it relies on rather than clicking to toggle). */
+export async function tickExactly(container, values) {
+  await $(`${container} input[type=checkbox]`);
+  for (const box of await $$(`${container} input[type=checkbox]`)) {
+    const wanted = values.includes(await box.getAttribute("value"));
+    if (wanted) await driver.wait(async () => await box.isEnabled(), 10000);
+    if ((await box.isSelected()) !== wanted) await box.click();
+  }
+}
