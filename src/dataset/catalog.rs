@@ -71,3 +71,32 @@ fn describe(folder: &Path, source: &str) -> KnownDataset {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn datasets_are_found_once_with_their_question_counts_and_broken_ones_say_why() {
+        let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets");
+        let trailgear = samples.join("trailgear");
+        let lines = std::fs::read_to_string(trailgear.join("questions.jsonl")).expect("the sample's questions");
+        let broken_dir = tempfile::tempdir().expect("a temporary folder");
+        let broken = broken_dir.path().join("broken");
+        std::fs::create_dir_all(broken.join("corpus")).expect("a corpus folder");
+        std::fs::write(broken.join("dataset.toml"), "name = \"broken\"\n").expect("a manifest");
+        std::fs::write(broken.join("questions.jsonl"), "{\"id\": 1}\n").expect("a bad questions file");
+        let found = known_datasets(&[
+            (trailgear.clone(), "sample".into()),
+            (samples.clone(), "sample".into()),
+            (samples.join("no-such-folder"), "sample".into()),
+            (broken.clone(), "used by a run".into()),
+        ]);
+        assert_eq!(found[0].root, trailgear, "the first place leads");
+        assert_eq!(found[0].questions, lines.lines().filter(|l| !l.trim().is_empty()).count());
+        assert_eq!(found.iter().filter(|d| d.root.ends_with("trailgear")).count(), 1, "each folder once");
+        let bad = found.iter().find(|d| d.root == broken).expect("the broken dataset is listed");
+        assert_eq!((bad.questions, bad.name.as_str()), (0, "broken"));
+        assert!(bad.problem.as_deref().is_some_and(|p| p.contains("questions.jsonl")), "{:?}", bad.problem);
+    }
+}
