@@ -25,8 +25,14 @@ const checked = (box: HTMLElement) => Array.from(box.querySelectorAll<HTMLInputE
 /** New run; `chosen` is a dataset picked on the Datasets screen ("New run" beside it). */
 export async function renderNewRun(area: HTMLElement, resume?: { run: string; dataset: string }, chosen?: string): Promise<void> {
   append(area, h("h1", {}, resume ? `Resume run ${resume.run}` : "New run"));
+  // Where the form starts: the last run's choices, else the sample dataset on the rag target.
+  // Read before the fields exist, so nothing is filled in under a user already typing.
+  const database = await api.dbPath().catch(() => "");
+  const remembered = resume ? null : recall(database, localStorage);
+  const first = resume ? null : formStart(remembered, await api.listDatasets().catch(() => []));
   const [datasetField, dataset] = pathField("run-dataset", "Dataset folder",
-    async () => (await open({ directory: true, title: "Dataset folder (holds dataset.toml)" })) as string | null, resume?.dataset ?? "");
+    async () => (await open({ directory: true, title: "Dataset folder (holds dataset.toml)" })) as string | null,
+    resume?.dataset ?? chosen ?? first?.dataset ?? "");
   const [answersField, answers] = pathField("run-answers", "Answers file (JSONL)",
     async () => (await open({ title: "Answers file", filters: [{ name: "JSON Lines", extensions: ["jsonl"] }] })) as string | null);
   const [httpField, httpFile] = pathField("run-http", "Service description (.toml)",
@@ -118,13 +124,7 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
     { label: "Answers file (JSONL)", value: answers.value },
     { label: "Service description (.toml)", value: httpFile.value },
   ];
-  // Where the form starts: the last run's choices, else the sample dataset on the rag target.
-  const database = await api.dbPath().catch(() => "");
-  const remembered = resume ? null : recall(database, localStorage);
-  if (!resume) {
-    const known = await api.listDatasets().catch(() => []);
-    const first = formStart(remembered, known);
-    dataset.value = chosen ?? first.dataset;
+  if (first) {
     target.value = first.target;
     showFields();
   }
