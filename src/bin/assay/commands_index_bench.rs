@@ -345,7 +345,16 @@ fn bench_model_in_own_process(id: &str, cpu_path: Option<&str>) -> anyhow::Resul
     if !out.status.success() {
         anyhow::bail!("`assay models bench {id}` failed ({})", out.status);
     }
-    serde_json::from_slice(&out.stdout).with_context(|| format!("reading the figures of `assay models bench {id} --json`"))
+    let row: ModelBench =
+        serde_json::from_slice(&out.stdout).with_context(|| format!("reading the figures of `assay models bench {id} --json`"))?;
+    // Each row as it lands: the whole bench prints at its end, which on a busy CPU is long after.
+    let llama = row
+        .llama_cpp
+        .as_ref()
+        .map(|l| format!("; {}: {:.1} / {:.1} tok/s ({:.2}x / {:.2}x)", row.llama_bench_program, l.prompt_tok_per_s, l.decode_tok_per_s, l.prompt_ratio, l.decode_ratio))
+        .unwrap_or_default();
+    eprintln!("   {} path: prompt {:.1} tok/s, decode {:.1} tok/s{llama}", row.cpu_path, row.prompt_tok_per_s, row.decode_tok_per_s);
+    Ok(row)
 }
 
 /// The end-to-end row: the first `questions` questions of the dataset through `assay run
