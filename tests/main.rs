@@ -49,6 +49,7 @@ mod llm_scan;
 mod llm_structured;
 mod llm_tokenizer;
 mod metrics_reference;
+mod models_remove;
 mod numbers_labelled;
 mod offline;
 mod pdf_fidelity;
