@@ -31,7 +31,7 @@ pub use paired::{
     adjust_secondary, default_primary, min_detectable_diff, paired_diff, Comparison, Disagreement, PairedDiff, Verdict,
     ALPHA, DEFAULT_PRIMARY_METRIC, MIN_PAIRS_FOR_VERDICT,
 };
-pub use pairwise::{pairwise_headline, pairwise_outcome, pairwise_verdict, PairwiseOutcome, PairwiseSource, PAIRWISE_SEED};
+pub use pairwise::{pairwise_headline, pairwise_outcome, pairwise_verdict, PairwiseOutcome, PairwiseSource, NO_EQUAL_LENGTH, PAIRWISE_SEED};
 pub use question_grid::{question_grid, GridRow, QuestionGrid, FAILS_BELOW};
 pub use runs::{compare_runs, compare_runs_on};
 pub use settings::{settings_diff, SettingRow, SettingsDiff};

@@ -13,6 +13,10 @@ use serde::Serialize;
 /// judgments always give the same figures, in the terminal, the app and every report).
 pub const PAIRWISE_SEED: u64 = 0;
 
+/// Shown instead of a win rate at equal length when one run's answer was the longer on
+/// nearly every question (`stats::equal_length_observed`).
+pub const NO_EQUAL_LENGTH: &str = "not read: one run's answer is the longer on nearly every question, so equal length was never observed";
+
 /// The comparison: every judgment and the statistics over them.
 #[derive(Debug, Clone, Serialize)]
 pub struct PairwiseOutcome {

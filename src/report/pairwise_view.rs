@@ -4,7 +4,7 @@
 //! a `compare::PairwiseOutcome` (judgments stored by `assay compare --pairwise` or the app);
 //! nothing is judged or computed here beyond formatting.
 
-use crate::compare::PairwiseOutcome;
+use crate::compare::{PairwiseOutcome, NO_EQUAL_LENGTH};
 use crate::record::{PairwiseJudgment, FIRST_ANSWER, SECOND_ANSWER, TIE};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -92,9 +92,13 @@ pub(crate) fn pairwise_view(outcome: &PairwiseOutcome) -> PairwiseView {
         win_rate: or_dash(stats.map(|s| format!("{:.3} [{:.3}, {:.3}]", s.win_rate, s.win_rate_ci95[0], s.win_rate_ci95[1]))),
         p: or_dash(stats.map(|s| crate::compare::format_p(s.permutation_p))),
         order_consistency: or_dash(stats.map(|s| format!("{:.0}% ({} of {})", 100.0 * s.order_consistency, s.order_consistent, s.pairs))),
-        length_controlled: or_dash(
-            stats.and_then(|s| s.length_controlled.as_ref()).map(|l| format!("{:.3} (slope on length {:+.2})", l.win_rate, l.slope)),
-        ),
+        length_controlled: match stats {
+            None => or_dash(None),
+            Some(s) => match &s.length_controlled {
+                Some(l) => format!("{:.3} (slope on length {:+.2})", l.win_rate, l.slope),
+                None => NO_EQUAL_LENGTH.to_string(),
+            },
+        },
         excluded: outcome.excluded,
         questions: outcome.judgments.iter().map(question_view).collect(),
     }

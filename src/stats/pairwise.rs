@@ -90,10 +90,11 @@ pub fn pairwise_statistics(judgments: &[PairwiseJudgment], seed: u64) -> Option<
 /// The win rate at equal length: a logistic regression of each question's `p_b` (a soft label
 /// in [0, 1]) on tanh(Δwords / sd(Δwords)), by Newton's method on the log-likelihood; the
 /// answer is sigmoid(intercept). When the lengths never differ the fit has no slope and this
-/// is the plain win rate. None for no values or a fit that does not settle.
+/// is the plain win rate. None for no values, a fit that does not settle, or equal length
+/// outside what was observed (`equal_length_observed`).
 pub fn length_controlled_win_rate(p_b: &[f64], length_differences: &[f64]) -> Option<LengthControlled> {
     let n = p_b.len();
-    if n == 0 || n != length_differences.len() {
+    if n == 0 || n != length_differences.len() || !equal_length_observed(length_differences) {
         return None;
     }
     let mean_difference = length_differences.iter().sum::<f64>() / n as f64;
@@ -103,6 +104,18 @@ pub fn length_controlled_win_rate(p_b: &[f64], length_differences: &[f64]) -> Op
     let with_slope = x.iter().any(|v| (v - x[0]).abs() > 1e-12);
     let (intercept, slope) = logistic_fit(&x, &y, with_slope)?;
     Some(LengthControlled { win_rate: sigmoid(intercept), slope, length_scale: scale })
+}
+
+/// Whether equal length lies inside the observed differences: at least a tenth of the
+/// questions (and two) on each side of it, ties counting for both. When one run's answer is
+/// the longer on nearly every question, the intercept is an extrapolation along the fitted
+/// curve and read off a fit of a few points (it came out 1.000 on such a set), so no rate
+/// at equal length is claimed.
+pub fn equal_length_observed(length_differences: &[f64]) -> bool {
+    let needed = ((length_differences.len() as f64 / 10.0).ceil() as usize).max(2);
+    let not_longer = length_differences.iter().filter(|d| **d <= 0.0).count();
+    let not_shorter = length_differences.iter().filter(|d| **d >= 0.0).count();
+    not_longer >= needed && not_shorter >= needed
 }
 
 fn sigmoid(t: f64) -> f64 {
@@ -252,5 +265,21 @@ mod tests {
         // sd of Δwords: the mean is +5, deviations 5 and 15: sqrt((6·25 + 2·225) / 8).
         assert!((lc.length_scale - (600.0f64 / 8.0).sqrt()).abs() < 1e-12);
         assert_eq!(length_controlled_win_rate(&[], &[]), None);
+    }
+
+    #[test]
+    fn no_rate_at_equal_length_when_one_run_is_nearly_always_longer() {
+        // 19 of 20 questions B longer: equal length is outside what was seen.
+        let mut differences = vec![25.0; 19];
+        differences.push(-5.0);
+        let p_b: Vec<f64> = (0..20).map(|i| if i < 19 { 0.9 } else { 0.4 }).collect();
+        assert!(!equal_length_observed(&differences));
+        assert_eq!(length_controlled_win_rate(&p_b, &differences), None);
+        // Two of 20 on the other side (a tenth): read.
+        differences[18] = -3.0;
+        assert!(equal_length_observed(&differences));
+        assert!(length_controlled_win_rate(&p_b, &differences).is_some());
+        // Equal lengths everywhere count for both sides.
+        assert!(equal_length_observed(&[0.0, 0.0]));
     }
 }

@@ -114,14 +114,17 @@ fn show_progress(event: PairwiseProgress) {
 /// distribution (question ids are of a safe alphabet; no model text is printed).
 fn print_pairwise(outcome: &PairwiseOutcome) {
     println!("{}", outcome.headline);
-    if let Some(l) = outcome.statistics.as_ref().and_then(|s| s.length_controlled.as_ref()) {
-        println!(
-            "  length: slope {:+.3} on tanh(Δwords / {:.1}) ({} the longer answer); win rate at equal length {:.3}",
-            l.slope,
-            l.length_scale,
-            if l.slope > 0.0 { "towards" } else { "away from" },
-            l.win_rate
-        );
+    if let Some(s) = &outcome.statistics {
+        match &s.length_controlled {
+            Some(l) => println!(
+                "  length: slope {:+.3} on tanh(Δwords / {:.1}) ({} the longer answer); win rate at equal length {:.3}",
+                l.slope,
+                l.length_scale,
+                if l.slope > 0.0 { "towards" } else { "away from" },
+                l.win_rate
+            ),
+            None => println!("  win rate at equal length: {}", assay::compare::NO_EQUAL_LENGTH),
+        }
     }
     if outcome.excluded > 0 {
         println!("  {} questions answered by only one run are left out", outcome.excluded);

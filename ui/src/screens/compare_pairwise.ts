@@ -114,7 +114,7 @@ function outcomeView(o: PairwiseOutcome): HTMLElement {
     row("p (paired permutation)", pValue(s.permutation_p), "p"),
     row("verdict", o.verdict_text, "verdict"),
     row("same winner in both orders", `${fixed(100 * s.order_consistency, 0)}% (${s.order_consistent} of ${s.pairs})`, "order-consistency"),
-    row("win rate at equal length", s.length_controlled ? `${fixed(s.length_controlled.win_rate)} (slope on length ${fixed(s.length_controlled.slope, 2)})` : "—", "length-controlled"),
+    row("win rate at equal length", s.length_controlled ? `${fixed(s.length_controlled.win_rate)} (slope on length ${fixed(s.length_controlled.slope, 2)})` : "not read: one run's answer is the longer on nearly every question", "length-controlled"),
     o.excluded ? row("left out", count(o.excluded, "question")) : null));
   const questions = h("table", { class: "rows pairwise-questions" },
     h("thead", {}, h("tr", {}, ...["question", `P(${o.name_b} better)`, "A first", "B first", "same winner", "words A / B", "notes"].map((t) => h("th", {}, t)))),
