@@ -1,12 +1,13 @@
 //! Times every kernel path this CPU runs on matrices of the default models' shapes, so the
 //! paths can be compared on one machine: `cargo run --release -p assay-kernels --example
 //! kernel_paths [threads] [type]` (2 threads unless given; only products of `type`, e.g. Q8_0,
-//! when given). Weights and activations are
+//! when given: Q4K, Q6K, Q8_0, Q4_1). Weights and activations are
 //! pseudo-random. The paths take turns, round after round for 0.3 s per path, and each
 //! path's fastest run is kept: on a shared machine, load then falls on all paths alike.
 
 use assay_kernels::isa::Isa;
 use assay_kernels::k_quants::{self, Q8KRows, WeightType, QK_K};
+use assay_kernels::q4_1::{self, Q4Rows};
 use assay_kernels::q8_0::{self, Q8Rows};
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -105,6 +106,26 @@ fn main() {
                 q8_0::matmul(isa, &w, &a, &mut dst, &parallel).expect("sizes agree");
             });
             println!("| Q8_0 {n}×{width} | {m} | {} |", cells(&times));
+        }
+    }
+    // SmolLM2's Q4_1 matrices: q/k/v fused, gate+up fused, `ffn_down`.
+    let q4_shapes = if wanted("Q4_1") { &[(960, 576), (3072, 576), (576, 1536)][..] } else { &[] };
+    for &(n, width) in q4_shapes {
+        let blocks = n * width / 32;
+        let mut bytes: Vec<u8> = pseudo_random(blocks * q4_1::BLOCK_BYTES, 7).iter().map(|v| (v * 127.0 + 128.0) as u8).collect();
+        for block in bytes.chunks_exact_mut(q4_1::BLOCK_BYTES) {
+            block[0..2].copy_from_slice(&half::f16::from_f32(0.002).to_le_bytes());
+            block[2..4].copy_from_slice(&half::f16::from_f32(-0.015).to_le_bytes());
+        }
+        let w = Q4Rows::from_ggml_bytes(&bytes, n, width).expect("sizes agree");
+        for m in [1, 7, 8, 64, 512] {
+            let x = pseudo_random(m * width, 3);
+            let mut dst = vec![0f32; m * n];
+            let times = fastest_by_turns(&paths, |isa| isa == Isa::Scalar && m > 1, |isa| {
+                let a = Q8Rows::quantize(&x, m, width).expect("sizes agree");
+                q4_1::matmul(isa, &w, &a, &mut dst, &parallel).expect("sizes agree");
+            });
+            println!("| Q4_1 {n}×{width} | {m} | {} |", cells(&times));
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod isa;
 pub mod k_quants;
 #[cfg(target_arch = "aarch64")]
 mod neon_dot;
+pub mod q4_1;
 pub mod q8_0;
 
 /// Runs `f` over a split of `0..n` on worker threads and returns when every part is done
