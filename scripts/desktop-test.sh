@@ -20,8 +20,10 @@ echo "== desktop: UI unit tests" >&2
 (cd ui && npm test)
 
 # The E2E runs both default generator models (ASSAY_E2E_MODELS overrides the list).
+# The CLI of the build just made: CARGO_TARGET_DIR when cargo was told one (as e2e/session.mjs reads it).
+assay="${CARGO_TARGET_DIR:-target}/debug/assay"
 for model in $(echo "${ASSAY_E2E_MODELS:-smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct}" | tr , ' '); do
-  target/debug/assay models pull "$model" >&2
+  "$assay" models pull "$model" >&2
 done
 
 echo "== desktop: end-to-end test of the app under Xvfb" >&2

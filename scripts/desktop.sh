@@ -5,4 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/desktop-build.sh "$@"
-exec target/debug/assay-desktop
+exec "${CARGO_TARGET_DIR:-target}/debug/assay-desktop"

@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 # differently and compile most of them twice.
 source scripts/desktop-build.sh
 
-assay=target/debug/assay
+assay="${CARGO_TARGET_DIR:-target}/debug/assay"
 out=target/assay-demo
 mkdir -p "$out"
 export ASSAY_DB="${ASSAY_DB:-$PWD/$out/runs.sqlite}"

@@ -21,8 +21,9 @@ echo "== build (one dev build shared by the CLI, the desktop app and the tests)"
 cargo build "${workspace[@]}" --all-targets
 
 echo "== models for the tests (cached in the models dir, checked by sha256)" >&2
-target/debug/assay models pull smollm2-135m-instruct
-target/debug/assay models pull minilm-l6-v2
+assay="${CARGO_TARGET_DIR:-target}/debug/assay"
+"$assay" models pull smollm2-135m-instruct
+"$assay" models pull minilm-l6-v2
 
 echo "== llama-server for the inference-server tests (built once, cached outside the clone)" >&2
 install_missing cmake ninja-build
