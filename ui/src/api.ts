@@ -86,7 +86,8 @@ export interface MetricGuide { primary: MetricEntry | null; sections: { group: s
 export interface GridRow {
   question_id: string; question: string; scores: (number | null)[][]; failed: boolean[]; errors: (string | null)[];
 }
-export interface QuestionGrid { metrics: string[]; rows: GridRow[]; fails_below: number }
+/** `labels[i]` is the name a person reads for `metrics[i]` (the core's; a judge keeps its own). */
+export interface QuestionGrid { metrics: string[]; labels: string[]; rows: GridRow[]; fails_below: number }
 
 /** A dataset the app found (samples, the datasets folder, those runs used). */
 export interface KnownDataset {

@@ -32,7 +32,10 @@ export async function renderCompare(area: HTMLElement, runs: string[]): Promise<
   const board = view.leaderboard ? leaderboardTable(view.leaderboard.metric, view.leaderboard.rows, view.leaderboard.notes) : null;
   // With several runs the ranking leads; with two the comparison itself says it all first.
   if (board && view.comparisons.length > 1) append(area, board);
-  view.comparisons.forEach((c, i) => append(area, comparisonTable(c), breakdownTable(c, view.breakdowns[i] ?? []), sideBySide(c, view.side_by_side[i] ?? [])));
+  // The core names every metric once, in the grid; the plot and the tables read the same names.
+  const names = new Map(view.grid.metrics.map((m, i) => [m, view.grid.labels[i] ?? m]));
+  const label = (metric: string) => names.get(metric) ?? metric;
+  view.comparisons.forEach((c, i) => append(area, comparisonTable(c, label), breakdownTable(c, view.breakdowns[i] ?? []), sideBySide(c, view.side_by_side[i] ?? [])));
   append(area, questionGrid(view.grid, view.runs));
   if (board && view.comparisons.length === 1) append(area, board);
   append(area, h("h2", {}, "Means with 95% intervals"), h("section", { class: "charts" }, ...view.charts.map(svg)));
@@ -84,12 +87,12 @@ function settingsTable(c: Comparison): HTMLElement {
     same > 0 ? toggle : null);
 }
 
-function comparisonTable(c: Comparison): HTMLElement {
+function comparisonTable(c: Comparison, label: (metric: string) => string): HTMLElement {
   // With no question scored in both runs nothing was tested: the core's p of 1 and 0/0/0 say
   // nothing about the runs, so the row shows dashes instead.
   const untested = (d: PairedDiff, text: string) => (d.pairs === 0 ? "—" : text);
   const rows = c.diffs.map((d) => h("tr", { "data-metric": d.metric, class: d.primary ? "primary" : "" },
-    h("th", {}, d.primary ? `${d.metric} (primary)` : d.metric),
+    h("th", { title: d.metric }, d.primary ? `${label(d.metric)} (primary)` : label(d.metric)),
     h("td", { class: "num" }, withInterval(d.mean_a, d.ci95_a)),
     h("td", { class: "num" }, withInterval(d.mean_b, d.ci95_b)),
     h("td", { class: "num" }, withInterval(d.mean_diff, d.ci95_diff, signed)),
@@ -103,7 +106,7 @@ function comparisonTable(c: Comparison): HTMLElement {
     h("p", { class: "headline", "data-testid": "headline" }, c.headline),
     settingsTable(c),
     c.same_dataset ? null : h("p", { class: "warn" }, "The runs used different versions of the dataset; questions are paired by id."),
-    differencePlot(c),
+    differencePlot(c, label),
     h("table", { class: "rows comparison-table" },
       h("thead", {}, h("tr", {}, ...["metric", "A mean [95%]", "B mean [95%]", "B − A [95% BCa]", "verdict", "wins / ties / losses", "p", "Holm p", "pairs"].map((t) => h("th", {}, t)))),
       h("tbody", {}, ...rows)),
@@ -173,7 +176,7 @@ function questionGrid(grid: QuestionGrid, runs: RunRecord[]): HTMLElement {
     ...grid.metrics.map((metric, m) => h("td", { class: m === 0 ? "scores primary-col" : "scores", "data-metric": metric },
       ...runs.map((run, r) => h("span", {
         class: m === 0 && row.failed[r] ? "fail" : "",
-        title: `${run.name}: ${metric} ${fixed(row.scores[r]?.[m] ?? null)}${row.errors[r] ? ` (error: ${row.errors[r]})` : ""}`,
+        title: `${run.name}: ${grid.labels[m] ?? metric} ${fixed(row.scores[r]?.[m] ?? null)}${row.errors[r] ? ` (error: ${row.errors[r]})` : ""}`,
       }, m === 0 && row.errors[r] ? "error" : fixed(row.scores[r]?.[m] ?? null, 2))))))));
   const apply = () => {
     let shown = 0;
@@ -189,11 +192,11 @@ function questionGrid(grid: QuestionGrid, runs: RunRecord[]): HTMLElement {
     h("h2", {}, "Questions × runs"),
     h("p", { class: "muted grid-legend" },
       `Each cell lists the runs top to bottom: ${runs.map((r, i) => `${i === 0 ? "A" : String.fromCharCode(65 + i)} = ${r.name}`).join(", ")}. `
-      + `${grid.metrics[0] ?? "The primary metric"} comes first; a red score failed it (the judge's pass rule, else under ${grid.fails_below}).`),
+      + `${grid.labels[0] ?? "The primary metric"} comes first; a red score failed it (the judge's pass rule, else under ${grid.fails_below}).`),
     h("div", { class: "filters" }, h("label", {}, failuresOnly, " failures only"), count),
     h("div", { class: "grid-scroll" }, h("table", { class: "rows question-grid" },
       h("thead", {}, h("tr", {}, h("th", {}, "id"), h("th", {}, "question"),
         // A break after each underscore: long metric names wrap at word parts, not mid-word.
-        ...grid.metrics.map((m, i) => h("th", { class: i === 0 ? "metric primary-col" : "metric", "data-metric": m }, m.replace(/_/g, "_\u200b"))))),
+        ...grid.metrics.map((m, i) => h("th", { class: i === 0 ? "metric primary-col" : "metric", "data-metric": m, title: m }, grid.labels[i] ?? m)))),
       body)));
 }

@@ -27,7 +27,7 @@ export function plotRange(diffs: PairedDiff[]): number {
   return [0.05, 0.1, 0.2, 0.5, 1].find((r) => reach <= r) ?? 1;
 }
 
-export function differencePlot(c: Comparison): SVGSVGElement {
+export function differencePlot(c: Comparison, label: (metric: string) => string = (m) => m): SVGSVGElement {
   const diffs = c.diffs.filter((d) => d.pairs > 0 && d.mean_diff !== null);
   const range = plotRange(diffs);
   const height = TOP + ROW * diffs.length + 8;
@@ -44,12 +44,12 @@ export function differencePlot(c: Comparison): SVGSVGElement {
     const y = TOP + ROW * i + ROW / 2;
     const [lo, hi] = d.ci95_diff;
     const row = el("g", { class: `diff-row ${d.verdict}${d.primary ? " primary" : ""}${c.settings.confounded ? " confounded" : ""}`, "data-metric": d.metric });
-    row.append(el("text", { x: LABEL - 8, y: y + 4, class: "label", "text-anchor": "end" }, d.primary ? `${d.metric} (primary)` : d.metric));
+    row.append(el("text", { x: LABEL - 8, y: y + 4, class: "label", "text-anchor": "end" }, d.primary ? `${label(d.metric)} (primary)` : label(d.metric)));
     if (lo !== null && hi !== null) row.append(el("line", { x1: x(lo), x2: x(hi), y1: y, y2: y, class: "interval" }));
     row.append(el("circle", { cx: x(d.mean_diff as number), cy: y, r: 4, class: "point" }));
     row.append(el("text", { x: LABEL + PLOT + 32, y: y + 4, class: "value" }, `${signed(d.mean_diff)} ${interval(d.ci95_diff)}`));
     row.append(el("text", { x: LABEL + PLOT + 212, y: y + 4, class: "verdict-text" }, shortVerdict(d)));
-    row.append(el("title", {}, `${d.metric}: B − A ${signed(d.mean_diff)} ${interval(d.ci95_diff)}; ${d.verdict_text}`));
+    row.append(el("title", {}, `${label(d.metric)}: B − A ${signed(d.mean_diff)} ${interval(d.ci95_diff)}; ${d.verdict_text}`));
     svg.append(row);
   });
   return svg;
