@@ -49,7 +49,7 @@ fn store_run(db: &Path, id: &str, failed: usize) {
     let record: RunRecord = serde_json::from_value(json!({
         "id": id, "name": id, "dataset": "trailgear", "dataset_root": "datasets/trailgear",
         "dataset_fingerprint": "f", "config": {"target": "answers:answers-long.jsonl", "top_k": 5, "seed": 0,
-        "judges": ["correct", "correctness"]}, "config_hash": id, "status": "finished", "total_items": 38,
+        "judges": ["correct", "correctness", "abstention"]}, "config_hash": id, "status": "finished", "total_items": 38,
         "created_at": "2026-11-26T00:00:00Z", "finished_at": "2026-11-26T00:00:01Z", "experiment": null
     }))
     .unwrap();
@@ -77,7 +77,13 @@ fn store_run(db: &Path, id: &str, failed: usize) {
                 question,
                 position,
                 answer: Some(Answer { text: answer["answer"].as_str().unwrap().to_string(), ..Answer::default() }),
-                verdicts: [("correct".to_string(), yes_no), ("correctness".to_string(), graded)].into(),
+                verdicts: [
+                    ("correct".to_string(), yes_no),
+                    ("correctness".to_string(), graded),
+                    // No pass outcome: not a verdict on rightness, so never read against the labels.
+                    ("abstention".to_string(), Verdict { label: Some("Attempted".into()), score: Some(0.1), ..Verdict::default() }),
+                ]
+                .into(),
                 finished_at: "2026-11-26T00:00:01Z".into(),
                 ..ItemRecord::default()
             }

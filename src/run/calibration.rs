@@ -194,7 +194,11 @@ fn add_pass_fail_rows(
     let judged: BTreeSet<String> = verdicts.values().flat_map(|v| v.keys().cloned()).collect();
     let pass_fail = vec!["No".to_string(), "Yes".to_string()];
     let mut added = Vec::new();
-    for judge in judged.iter().filter(|j| !labelled.contains(*j) && j.as_str() != base) {
+    // A judge without a pass outcome (abstention: "did it decline?") says nothing about whether
+    // the answer is right, so the labels' pass / fail is no yardstick for it. Sub-scores
+    // (`supported.precision`) have no spec of their own and are read by their score.
+    let judges_quality = |judge: &str| specs.get(judge).is_none_or(|spec| spec.pass.is_some());
+    for judge in judged.iter().filter(|j| !labelled.contains(*j) && j.as_str() != base && judges_quality(j)) {
         let key = format!("{judge}@{base}");
         outcomes_of.insert(key.clone(), pass_fail.clone());
         for items in verdicts.values_mut() {
