@@ -10,7 +10,9 @@
 //! Per block the product is d_w · d_a · Σ q·x + m_w · d_a · Σ x: the first sum exact in
 //! integers (`vpdpbusd` takes the unsigned nibbles against the signed activation bytes
 //! directly, no offset needed; on AVX2 `vpmaddubsw`, whose pair sums of 15 · 128 cannot
-//! saturate), the second the activation block's byte sum, computed once per product.
+//! saturate), the second the activation block's byte sum, computed once per product and
+//! rounded to f16 as ggml's Q8_1 blocks keep it (llama.cpp and candle multiply Q4_1 weights by
+//! Q8_1 activations: the same values as Q8_0 plus that sum), so results stay llama.cpp's.
 //!
 //! Shapes follow `q8_0`: fewer than 8 activation rows in tiles (a lone row reads one weight
 //! row at a time, bound by memory); from 8 rows on x86, panels of 16 (AVX-512) or 8 (AVX2,
@@ -114,12 +116,13 @@ pub fn matmul(isa: Isa, w: &Q4Rows, a: &Q8Rows, dst: &mut [f32], parallel: Paral
     if !isa.supported() {
         return Err(format!("Q4_1 matmul: this CPU cannot run the {isa} path"));
     }
-    // What each weight block's minimum multiplies: the activation block's value, d_a · Σ x.
+    // What each weight block's minimum multiplies: the activation block's sum d_a · Σ x, in
+    // f16 as a Q8_1 block holds it.
     let sums: Vec<f32> = a
         .values
         .iter()
         .zip(&a.scales)
-        .map(|(v, d)| d * v.iter().map(|x| i32::from(*x)).sum::<i32>() as f32)
+        .map(|(v, d)| half::f16::from_f32(d * v.iter().map(|x| i32::from(*x)).sum::<i32>() as f32).to_f32())
         .collect();
     let n = w.rows;
     let out = SharedOut(dst.as_mut_ptr());
@@ -192,17 +195,22 @@ mod tests {
         pseudo_random_bits(n, seed).into_iter().map(|b| b as f32 / (1u32 << 24) as f32 * 2.0 - 1.0).collect()
     }
 
-    /// The plain definition: each weight dequantized (d · q + m) times each activation
-    /// dequantized (d · x), summed in f64.
+    /// The definition, as ggml's Q4_1 × Q8_1 product is: each weight's d · q times each
+    /// activation dequantized (d · x), plus each weight block's minimum times the activation
+    /// block's sum in f16 (ggml's Q8_1 keeps it so), summed in f64.
     fn reference(w: &Q4Rows, a: &Q8Rows) -> Vec<f64> {
         let nb = w.blocks_per_row;
         let mut out = vec![0.0; a.rows * w.rows];
         for r in 0..a.rows {
             for c in 0..w.rows {
-                out[r * w.rows + c] = (0..nb * BLOCK)
-                    .map(|k| {
-                        let (i, j) = (r * nb + k / BLOCK, c * nb + k / BLOCK);
-                        f64::from(w.value(j, k % BLOCK)) * f64::from(a.scales[i]) * f64::from(a.values[i][k % BLOCK])
+                out[r * w.rows + c] = (0..nb)
+                    .map(|b| {
+                        let (i, j) = (r * nb + b, c * nb + b);
+                        let x = |k: usize| f64::from(a.scales[i]) * f64::from(a.values[i][k]);
+                        let q = |k: usize| if k < 16 { w.nibbles[j][k] & 0x0f } else { w.nibbles[j][k - 16] >> 4 };
+                        let scaled: f64 = (0..BLOCK).map(|k| f64::from(w.scales[j]) * f64::from(q(k)) * x(k)).sum();
+                        let sum: f64 = (0..BLOCK).map(x).sum();
+                        scaled + f64::from(w.mins[j]) * f64::from(half::f16::from_f64(sum).to_f32())
                     })
                     .sum();
             }
