@@ -48,6 +48,7 @@ mod llm_registry;
 mod llm_scan;
 mod llm_structured;
 mod llm_tokenizer;
+mod locked_database;
 mod metrics_reference;
 mod models_remove;
 mod numbers_labelled;

@@ -7,6 +7,8 @@ use crate::record::{now_rfc3339, RunConfig};
 use crate::store::{Store, StoreError};
 use crate::record::{ItemRecord, RunRecord, RunStatus};
 use crate::targets::Target;
+use super::kept_items;
+use super::locked_writes::{retried, LockedOut, WriteFailure};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -46,6 +48,23 @@ pub enum RunError {
     Judge(String),
     #[error("{0}")]
     Experiment(String),
+    #[error(
+        "run {run} stopped after {attempts} tries over {waited_s:.1} s to write to its database: {source}. {kept} {status}"
+    )]
+    DatabaseLocked {
+        run: String,
+        #[source]
+        source: StoreError,
+        attempts: u32,
+        waited_s: f64,
+        /// Where the finished items that could not be committed are kept, said in words.
+        kept: String,
+        /// Whether the run could be marked failed, said in words.
+        status: String,
+    },
+    /// The kept-items file (`file` or `file:line`) and what is wrong with it.
+    #[error("{location}: {message}")]
+    KeptItems { location: String, message: String },
 }
 
 /// What the orchestrator reports while it works (the CLI draws a progress bar, the desktop
@@ -204,6 +223,15 @@ pub fn execute_judged(
     if store.find_run(&run.id)?.status == RunStatus::Finished && store.failed_item_count(&run.id)? == 0 {
         return Err(RunError::AlreadyFinished { run: run.id.clone() });
     }
+    // Items finished while the database stayed locked, kept beside it: stored before anything
+    // is planned, so they are not asked again.
+    let (kept_file, kept) = kept_items::kept(store.path(), &run.id)?;
+    if !kept.is_empty() {
+        for item in &kept {
+            retried(store, cancel, |s| s.record_item(&run.id, item))?;
+        }
+        kept_items::forget(&kept_file)?;
+    }
     let planned = planned_questions(dataset, &run.config);
     let done_ids = store.done_question_ids(&run.id)?;
     let total = planned.len();
@@ -216,7 +244,11 @@ pub fn execute_judged(
         total,
         already_done: done,
     });
-    store.set_status(&run.id, RunStatus::Running, None)?;
+    let stop = |store: &mut Store, status: RunStatus| -> Result<RunStatus, RunError> {
+        retried(store, cancel, |s| s.set_status(&run.id, status, Some(&now_rfc3339())))?;
+        Ok(status)
+    };
+    retried(store, cancel, |s| s.set_status(&run.id, RunStatus::Running, None))?;
     let pending: Vec<(usize, &Question)> = planned
         .into_iter()
         .filter(|(_, q)| !done_ids.contains(&q.id))
@@ -225,8 +257,7 @@ pub fn execute_judged(
     // batches; each answer is then scored, judged and committed on its own, as before.
     for batch in pending.chunks(target.concurrency().max(1)) {
         if cancel.load(Ordering::Relaxed) {
-            store.set_status(&run.id, RunStatus::Cancelled, Some(&now_rfc3339()))?;
-            return Ok(RunStatus::Cancelled);
+            return stop(store, RunStatus::Cancelled);
         }
         for (_, question) in batch {
             on_progress(&Progress::ItemStarted {
@@ -242,9 +273,12 @@ pub fn execute_judged(
         // A cancel raised while the target worked may have cut its answers short (generation
         // stops between tokens): those items are not committed, so a resume asks them again.
         if cancel.load(Ordering::Relaxed) {
-            store.set_status(&run.id, RunStatus::Cancelled, Some(&now_rfc3339()))?;
-            return Ok(RunStatus::Cancelled);
+            return stop(store, RunStatus::Cancelled);
         }
+        // Once the database stayed locked past every try, the batch's other answers are still
+        // scored and kept with the one that could not be committed.
+        let mut locked_out: Option<LockedOut> = None;
+        let mut uncommitted: Vec<ItemRecord> = Vec::new();
         for (&(position, question), answered) in batch.iter().zip(answers) {
             let item = match answered {
                 Ok(mut answer) => {
@@ -280,10 +314,24 @@ pub fn execute_judged(
             };
             if cancel.load(Ordering::Relaxed) {
                 // The judges stop between tokens too: an item judged halfway is not committed.
-                store.set_status(&run.id, RunStatus::Cancelled, Some(&now_rfc3339()))?;
-                return Ok(RunStatus::Cancelled);
+                if locked_out.is_some() {
+                    break;
+                }
+                return stop(store, RunStatus::Cancelled);
             }
-            store.record_item(&run.id, &item)?;
+            if locked_out.is_some() {
+                uncommitted.push(item);
+                continue;
+            }
+            match retried(store, cancel, |s| s.record_item(&run.id, &item)) {
+                Ok(()) => {}
+                Err(WriteFailure::Locked(out)) => {
+                    locked_out = Some(out);
+                    uncommitted.push(item);
+                    continue;
+                }
+                Err(WriteFailure::Other(error)) => return Err(error.into()),
+            }
             done += 1;
             on_progress(&Progress::ItemDone {
                 question_id: question.id.clone(),
@@ -292,9 +340,41 @@ pub fn execute_judged(
                 error: item.error.clone(),
             });
         }
+        if let Some(out) = locked_out {
+            return Err(give_up_locked(store, &run.id, &uncommitted, out));
+        }
     }
-    store.set_status(&run.id, RunStatus::Finished, Some(&now_rfc3339()))?;
-    Ok(RunStatus::Finished)
+    stop(store, RunStatus::Finished)
+}
+
+/// The database stayed locked through every try: keep the finished items beside it (a resume
+/// stores them first), try once more to mark the run failed (resumable), and say all of it.
+fn give_up_locked(store: &mut Store, run_id: &str, uncommitted: &[ItemRecord], out: LockedOut) -> RunError {
+    let questions: Vec<&str> = uncommitted.iter().map(|i| i.question.id.as_str()).collect();
+    let kept = match kept_items::keep(store.path(), run_id, uncommitted) {
+        Ok(path) => format!(
+            "The finished answers to {} are kept in {}; `assay run DATASET --resume {run_id}` stores them first and asks only the rest.",
+            questions.join(", "),
+            path.display()
+        ),
+        Err(e) => format!(
+            "The finished answers to {} could not be kept either ({}: {e}); a resume asks them again.",
+            questions.join(", "),
+            kept_items::kept_path(store.path(), run_id).display()
+        ),
+    };
+    let status = match store.set_status(run_id, RunStatus::Failed, Some(&now_rfc3339())) {
+        Ok(()) => "The run is marked failed and can be resumed.".to_string(),
+        Err(_) => "The run could not be marked either: it still reads `running`, but no process executes it, so it can be resumed.".to_string(),
+    };
+    RunError::DatabaseLocked {
+        run: run_id.to_string(),
+        source: out.error,
+        attempts: out.attempts,
+        waited_s: out.waited.as_secs_f64(),
+        kept,
+        status,
+    }
 }
 
 /// The run's metric selection; an empty list means all metrics.

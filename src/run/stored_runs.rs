@@ -4,7 +4,7 @@
 
 use crate::record::RunRecord;
 use crate::stats::{load_report, summarize, RunReport};
-use crate::store::{Store, StoreError};
+use crate::store::{RunListing, Store, StoreError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -34,9 +34,15 @@ impl StoredRuns {
         self.store.path()
     }
 
-    /// Every run, newest first.
+    /// Every run that reads whole, newest first (a damaged row is left out: see `listing`).
     pub fn runs(&self) -> Result<Vec<RunRecord>, StoreError> {
         self.store.runs()
+    }
+
+    /// Every run, newest first, with the runs whose row is damaged set apart by id with what
+    /// is wrong: what a list shows, so one damaged row never hides the others.
+    pub fn listing(&self) -> Result<RunListing, StoreError> {
+        self.store.run_listing()
     }
 
     /// One run (id, unique prefix or name) with its items and summary.

@@ -12,6 +12,9 @@ use crate::record::CachedGeneration;
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::{Path, PathBuf};
 
+/// The cache waits for another connection's lock as the run store does.
+const CACHE_BUSY_TIMEOUT: std::time::Duration = super::BUSY_TIMEOUT;
+
 pub struct GenerationCache {
     conn: Connection,
     path: PathBuf,
@@ -20,10 +23,10 @@ pub struct GenerationCache {
 impl GenerationCache {
     /// Open the cache in an Assay database that `Store::open` has already created and migrated.
     pub fn open(db: &Path) -> Result<Self, StoreError> {
-        let sqlite = |source| StoreError::Sqlite { path: db.to_path_buf(), source };
+        let sqlite = |source| super::sqlite_error(db, CACHE_BUSY_TIMEOUT, source);
         let conn = Connection::open(db).map_err(sqlite)?;
         // Before the first read: another process may hold a lock for a moment.
-        conn.busy_timeout(std::time::Duration::from_secs(30)).map_err(sqlite)?;
+        conn.busy_timeout(CACHE_BUSY_TIMEOUT).map_err(sqlite)?;
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(sqlite)?;
         if version < schema::GENERATIONS_SCHEMA {
             return Err(StoreError::NotADatabase {
@@ -35,7 +38,7 @@ impl GenerationCache {
     }
 
     fn err(&self, source: rusqlite::Error) -> StoreError {
-        StoreError::Sqlite { path: self.path.clone(), source }
+        super::sqlite_error(&self.path, CACHE_BUSY_TIMEOUT, source)
     }
 
     pub fn get(&self, key: &str) -> Result<Option<CachedGeneration>, StoreError> {

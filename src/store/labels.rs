@@ -7,7 +7,7 @@
 //! given to: the row references the item and goes with it, so an item answered again (a
 //! resumed run retrying a failure) starts unlabelled instead of carrying a label it never had.
 
-use super::{Store, StoreError};
+use super::{damaged_row, Store, StoreError};
 use crate::record::{AnswerLabel, LabelRecord};
 use rusqlite::params;
 
@@ -22,22 +22,24 @@ impl Store {
                  WHERE l.run_id = ?1 ORDER BY i.position",
             )
             .map_err(|e| self.err(e))?;
-        let rows = statement
-            .query_map([run_id], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?, r.get::<_, String>(3)?))
-            })
-            .map_err(|e| self.err(e))?;
+        let mut rows = statement.query([run_id]).map_err(|e| self.err(e))?;
+        let damaged = |damage| StoreError::Damaged { path: self.path.clone(), damage };
         let mut labels = Vec::new();
-        for row in rows {
-            let (question_id, label, note, labelled_at) = row.map_err(|e| self.err(e))?;
-            // The table's CHECK admits only the three words; anything else is a damaged file.
-            let label = AnswerLabel::parse(&label).ok_or_else(|| StoreError::Corrupt {
-                path: self.path.clone(),
-                run: run_id.to_string(),
-                what: "label",
-                message: format!("question {question_id}: unknown label {label:?}"),
-            })?;
-            labels.push(LabelRecord { question_id, label, note, labelled_at });
+        while let Some(row) = rows.next().map_err(|e| self.err(e))? {
+            let question_id = damaged_row::text(row, 0, "question_id").map_err(|d| damaged(d.in_row("labels", format!("run {run_id}"))))?;
+            let read = || -> Result<LabelRecord, damaged_row::FieldDamage> {
+                let stored = damaged_row::text(row, 1, "label")?;
+                // The table's CHECK admits only the three words; anything else is a damaged file.
+                let label = AnswerLabel::parse(&stored)
+                    .ok_or_else(|| damaged_row::FieldDamage::new("label", format!("is {stored:?}, not one of correct, wrong, skip")))?;
+                Ok(LabelRecord {
+                    question_id: question_id.clone(),
+                    label,
+                    note: damaged_row::optional_text(row, 2, "note")?,
+                    labelled_at: damaged_row::text(row, 3, "labelled_at")?,
+                })
+            };
+            labels.push(read().map_err(|d| damaged(d.in_row("labels", format!("run {run_id}, question {question_id}"))))?);
         }
         Ok(labels)
     }
@@ -46,7 +48,8 @@ impl Store {
     /// every label is stored or none. The caller has checked that each question was answered.
     pub fn set_labels(&mut self, run_id: &str, labels: &[LabelRecord]) -> Result<(), StoreError> {
         let path = self.path.clone();
-        let sqlite = |source| StoreError::Sqlite { path: path.clone(), source };
+        let wait = self.busy_timeout;
+        let sqlite = |source| super::sqlite_error(&path, wait, source);
         let tx = self.conn.transaction().map_err(sqlite)?;
         for label in labels {
             tx.execute(

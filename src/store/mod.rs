@@ -6,16 +6,21 @@
 //! SQLite database (or is from a newer Assay) is refused before anything is written to it;
 //! several processes may use one file at once (they wait for each other's locks).
 
+mod damaged_row;
 mod generation_cache;
 mod labels;
+mod lock_holders;
 mod pairwise;
+mod run_rows;
 mod schema;
 
+pub use damaged_row::DamagedRow;
 pub use generation_cache::GenerationCache;
+pub use run_rows::{DamagedRun, RunListing};
 pub use pairwise::{swap_runs, PairwiseKey, StoredPairwise, StoredPairwiseJudge};
 use crate::record::{ItemRecord, RunRecord, RunStatus};
 use crate::dataset::Question;
-use crate::record::{Answer, RunConfig, Verdict};
+use crate::record::{Answer, Verdict};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -51,6 +56,21 @@ pub enum StoreError {
         reference: String,
         candidates: String,
     },
+    #[error(
+        "{path}: {damage}; the row was left as it is and the other runs still read \
+         (fix or delete that row, or restore a backup of the database)"
+    )]
+    Damaged { path: PathBuf, damage: DamagedRow },
+    #[error(
+        "{path}: the database stayed locked past the wait of {waited_s} s ({holder}): {source}"
+    )]
+    Locked {
+        path: PathBuf,
+        waited_s: f64,
+        holder: String,
+        #[source]
+        source: rusqlite::Error,
+    },
     #[error("{path}: run {run}: stored {what} is not valid JSON: {message}")]
     Corrupt {
         path: PathBuf,
@@ -63,6 +83,7 @@ pub enum StoreError {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    busy_timeout: std::time::Duration,
 }
 
 /// The database both faces use when none is named: `$ASSAY_DB`, else `assay.sqlite` in the
@@ -97,10 +118,7 @@ impl Store {
     }
 
     fn open_with(path: &Path) -> Result<Store, StoreError> {
-        let sqlite = |source| StoreError::Sqlite {
-            path: path.to_path_buf(),
-            source,
-        };
+        let sqlite = |source| sqlite_error(path, BUSY_TIMEOUT, source);
         if path.is_dir() {
             return Err(StoreError::NotADatabase {
                 path: path.to_path_buf(),
@@ -115,9 +133,13 @@ impl Store {
         // transaction, so a database another process is creating is seen whole or not at all.
         let (version, foreign) = {
             let snapshot = conn.transaction().map_err(sqlite)?;
-            let version = read_version(&snapshot).map_err(|e| StoreError::NotADatabase {
-                path: path.to_path_buf(),
-                message: e.to_string(),
+            // A lock held past the wait is not a damaged file: say who holds it instead.
+            let version = read_version(&snapshot).map_err(|e| {
+                if is_busy(&e) {
+                    sqlite(e)
+                } else {
+                    StoreError::NotADatabase { path: path.to_path_buf(), message: e.to_string() }
+                }
             })?;
             let foreign = version == 0 && has_foreign_tables(&snapshot).map_err(sqlite)?;
             (version, foreign)
@@ -140,6 +162,7 @@ impl Store {
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
+            busy_timeout: BUSY_TIMEOUT,
         };
         if version < schema::MIGRATIONS.len() as i64 {
             store.migrate()?;
@@ -151,10 +174,8 @@ impl Store {
     /// process may have migrated (or created) the database since it was first read.
     fn migrate(&mut self) -> Result<(), StoreError> {
         let path = self.path.clone();
-        let sqlite = |source| StoreError::Sqlite {
-            path: path.clone(),
-            source,
-        };
+        let wait = self.busy_timeout;
+        let sqlite = |source| sqlite_error(&path, wait, source);
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -177,10 +198,20 @@ impl Store {
     }
 
     fn err(&self, source: rusqlite::Error) -> StoreError {
-        StoreError::Sqlite {
-            path: self.path.clone(),
-            source,
-        }
+        sqlite_error(&self.path, self.busy_timeout, source)
+    }
+
+    /// How long a statement waits for another connection's lock (30 s unless changed).
+    pub fn busy_timeout(&self) -> std::time::Duration {
+        self.busy_timeout
+    }
+
+    /// Wait `wait` for another connection's lock instead of 30 s (a test of what happens when
+    /// the wait runs out need not wait that long).
+    pub fn set_busy_timeout(&mut self, wait: std::time::Duration) -> Result<(), StoreError> {
+        self.conn.busy_timeout(wait).map_err(|e| self.err(e))?;
+        self.busy_timeout = wait;
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
@@ -236,10 +267,8 @@ impl Store {
     /// Commit one finished item with its metrics and verdicts, atomically.
     pub fn record_item(&mut self, run_id: &str, item: &ItemRecord) -> Result<(), StoreError> {
         let path = self.path.clone();
-        let sqlite = |source| StoreError::Sqlite {
-            path: path.clone(),
-            source,
-        };
+        let wait = self.busy_timeout;
+        let sqlite = |source| sqlite_error(&path, wait, source);
         let corrupt = |what, e: serde_json::Error| StoreError::Corrupt {
             path: path.clone(),
             run: run_id.to_string(),
@@ -301,76 +330,6 @@ impl Store {
         Ok(())
     }
 
-    /// All runs, newest first.
-    pub fn runs(&self) -> Result<Vec<RunRecord>, StoreError> {
-        let mut statement = self
-            .conn
-            .prepare(&format!(
-                "SELECT {RUN_COLUMNS} FROM runs ORDER BY created_at DESC, id DESC"
-            ))
-            .map_err(|e| self.err(e))?;
-        let rows = statement
-            .query_map([], raw_run)
-            .map_err(|e| self.err(e))?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.err(e))?;
-        rows.into_iter().map(|raw| raw.into_record(&self.path)).collect()
-    }
-
-    /// Find a run by full id, unique id prefix, or name (the newest run of that name).
-    pub fn find_run(&self, reference: &str) -> Result<RunRecord, StoreError> {
-        let runs = self.runs()?;
-        if let Some(run) = runs.iter().find(|r| r.id == reference) {
-            return Ok(run.clone());
-        }
-        let by_prefix: Vec<&RunRecord> =
-            runs.iter().filter(|r| r.id.starts_with(reference)).collect();
-        match by_prefix.len() {
-            1 => return Ok(by_prefix[0].clone()),
-            n if n > 1 => {
-                return Err(StoreError::AmbiguousRun {
-                    reference: reference.to_string(),
-                    candidates: by_prefix
-                        .iter()
-                        .map(|r| r.id.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                })
-            }
-            _ => {}
-        }
-        runs.into_iter()
-            .find(|r| r.name == reference)
-            .ok_or_else(|| StoreError::UnknownRun {
-                reference: reference.to_string(),
-            })
-    }
-
-    /// The runs a reference names: all runs of an experiment (by its id or a unique prefix of
-    /// it), oldest first, else the one run `find_run` finds.
-    pub fn find_runs(&self, reference: &str) -> Result<Vec<RunRecord>, StoreError> {
-        let runs = self.runs()?;
-        let mut experiments: Vec<&str> = runs
-            .iter()
-            .filter_map(|r| r.experiment.as_deref())
-            .filter(|e| reference.starts_with("exp-") && e.starts_with(reference))
-            .collect();
-        experiments.sort_unstable();
-        experiments.dedup();
-        let chosen = match experiments.as_slice() {
-            [one] => Some(one.to_string()),
-            many => many.iter().find(|e| **e == reference).map(|e| e.to_string()),
-        };
-        match chosen {
-            Some(experiment) => Ok(runs
-                .into_iter()
-                .rev()
-                .filter(|r| r.experiment.as_deref() == Some(experiment.as_str()))
-                .collect()),
-            None => Ok(vec![self.find_run(reference)?]),
-        }
-    }
-
     /// Ids of the questions a run has already committed (finished or errored).
     pub fn done_question_ids(&self, run_id: &str) -> Result<HashSet<String>, StoreError> {
         // An item that failed (no answer, the target's error kept) is not done: a resume asks
@@ -399,27 +358,23 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// A run's items in dataset order, with their metrics and verdicts.
+    /// A run's items in dataset order, with their metrics and verdicts. A row that cannot be
+    /// read is an error naming its table, row and field: a report without it would mislead.
     pub fn items(&self, run_id: &str) -> Result<Vec<ItemRecord>, StoreError> {
-        let corrupt = |what, e: serde_json::Error| StoreError::Corrupt {
-            path: self.path.clone(),
-            run: run_id.to_string(),
-            what,
-            message: e.to_string(),
-        };
+        let damaged = |damage: DamagedRow| StoreError::Damaged { path: self.path.clone(), damage };
+        let key = |question: &str| format!("run {run_id}, question {question}");
         let mut metrics: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
         {
             let mut statement = self
                 .conn
                 .prepare("SELECT question_id, name, value FROM metrics WHERE run_id = ?1")
                 .map_err(|e| self.err(e))?;
-            let rows = statement
-                .query_map([run_id], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?))
-                })
-                .map_err(|e| self.err(e))?;
-            for row in rows {
-                let (question, name, value) = row.map_err(|e| self.err(e))?;
+            let mut rows = statement.query([run_id]).map_err(|e| self.err(e))?;
+            while let Some(row) = rows.next().map_err(|e| self.err(e))? {
+                let question = damaged_row::text(row, 0, "question_id").map_err(|d| damaged(d.in_row("metrics", format!("run {run_id}"))))?;
+                let name = damaged_row::text(row, 1, "name").map_err(|d| damaged(d.in_row("metrics", key(&question))))?;
+                let value = damaged_row::real(row, 2, "value")
+                    .map_err(|d| damaged(d.in_row("metrics", format!("{}, metric {name}", key(&question)))))?;
                 metrics.entry(question).or_default().insert(name, value);
             }
         }
@@ -429,19 +384,12 @@ impl Store {
                 .conn
                 .prepare("SELECT question_id, judge, verdict_json FROM verdicts WHERE run_id = ?1")
                 .map_err(|e| self.err(e))?;
-            let rows = statement
-                .query_map([run_id], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                    ))
-                })
-                .map_err(|e| self.err(e))?;
-            for row in rows {
-                let (question, judge, json) = row.map_err(|e| self.err(e))?;
-                let verdict: Verdict =
-                    serde_json::from_str(&json).map_err(|e| corrupt("verdict", e))?;
+            let mut rows = statement.query([run_id]).map_err(|e| self.err(e))?;
+            while let Some(row) = rows.next().map_err(|e| self.err(e))? {
+                let question = damaged_row::text(row, 0, "question_id").map_err(|d| damaged(d.in_row("verdicts", format!("run {run_id}"))))?;
+                let judge = damaged_row::text(row, 1, "judge").map_err(|d| damaged(d.in_row("verdicts", key(&question))))?;
+                let verdict: Verdict = damaged_row::json(row, 2, "verdict_json", "a verdict")
+                    .map_err(|d| damaged(d.in_row("verdicts", format!("{}, judge {judge}", key(&question)))))?;
                 verdicts.entry(question).or_default().insert(judge, verdict);
             }
         }
@@ -452,37 +400,25 @@ impl Store {
                  FROM items WHERE run_id = ?1 ORDER BY position",
             )
             .map_err(|e| self.err(e))?;
-        let rows = statement
-            .query_map([run_id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                    r.get::<_, Option<String>>(4)?,
-                    r.get::<_, String>(5)?,
-                ))
-            })
-            .map_err(|e| self.err(e))?;
+        let mut rows = statement.query([run_id]).map_err(|e| self.err(e))?;
         let mut items = Vec::new();
-        for row in rows {
-            let (question_id, position, question_json, answer_json, error, finished_at) =
-                row.map_err(|e| self.err(e))?;
-            let question: Question =
-                serde_json::from_str(&question_json).map_err(|e| corrupt("question", e))?;
-            let answer: Option<Answer> = answer_json
-                .map(|j| serde_json::from_str(&j))
-                .transpose()
-                .map_err(|e| corrupt("answer", e))?;
-            items.push(ItemRecord {
-                position: position.max(0) as usize,
-                metrics: metrics.remove(&question_id).unwrap_or_default(),
-                verdicts: verdicts.remove(&question_id).unwrap_or_default(),
-                question,
-                answer,
-                error,
-                finished_at,
-            });
+        while let Some(row) = rows.next().map_err(|e| self.err(e))? {
+            let question_id = damaged_row::text(row, 0, "question_id").map_err(|d| damaged(d.in_row("items", format!("run {run_id}"))))?;
+            let read = || -> Result<ItemRecord, damaged_row::FieldDamage> {
+                Ok(ItemRecord {
+                    position: damaged_row::count(row, 1, "position")?,
+                    question: damaged_row::json::<Question>(row, 2, "question_json", "a question")?,
+                    answer: damaged_row::optional_json::<Answer>(row, 3, "answer_json", "an answer")?,
+                    error: damaged_row::optional_text(row, 4, "error")?,
+                    finished_at: damaged_row::text(row, 5, "finished_at")?,
+                    metrics: BTreeMap::new(),
+                    verdicts: BTreeMap::new(),
+                })
+            };
+            let mut item = read().map_err(|d| damaged(d.in_row("items", key(&question_id))))?;
+            item.metrics = metrics.remove(&question_id).unwrap_or_default();
+            item.verdicts = verdicts.remove(&question_id).unwrap_or_default();
+            items.push(item);
         }
         Ok(items)
     }
@@ -491,6 +427,38 @@ impl Store {
 /// How long a statement waits for another process's lock before giving up. Items commit in
 /// milliseconds, so this only runs out when something holds the database for a long time.
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A SQLite error on the database at `path`. A lock that outlasted the wait (`waited`) is its
+/// own error, naming the process that holds it where the system says.
+fn sqlite_error(path: &Path, waited: std::time::Duration, source: rusqlite::Error) -> StoreError {
+    if is_busy(&source) {
+        return StoreError::Locked {
+            path: path.to_path_buf(),
+            waited_s: waited.as_secs_f64(),
+            holder: lock_holders::describe(path),
+            source,
+        };
+    }
+    StoreError::Sqlite { path: path.to_path_buf(), source }
+}
+
+/// SQLite's "busy" (another connection holds the lock) and "locked" (a conflict inside one
+/// connection's own shared cache): both pass once the other side lets go.
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(
+        error,
+        rusqlite::Error::SqliteFailure(e, _)
+            if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+impl StoreError {
+    /// Whether this is a lock another connection held past the wait: trying again later may
+    /// succeed, and nothing is wrong with what was being written.
+    pub fn is_locked(&self) -> bool {
+        matches!(self, StoreError::Locked { .. })
+    }
+}
 
 /// Switch to WAL. On a database still in rollback mode, two processes switching at once can
 /// each hold a read lock and want the write lock: SQLite then answers one of them "busy" at
@@ -535,68 +503,6 @@ fn has_foreign_tables(conn: &Connection) -> rusqlite::Result<bool> {
         |r| r.get(0),
     )?;
     Ok(count > 0)
-}
-
-const RUN_COLUMNS: &str = "id, name, dataset, dataset_root, dataset_fingerprint, config_json, \
-     config_hash, status, total_items, created_at, finished_at, experiment";
-
-/// A runs row before its JSON and status are parsed (those can fail with our own errors).
-struct RawRun {
-    id: String,
-    name: String,
-    dataset: String,
-    dataset_root: String,
-    dataset_fingerprint: String,
-    config_json: String,
-    config_hash: String,
-    status: String,
-    total_items: i64,
-    created_at: String,
-    finished_at: Option<String>,
-    experiment: Option<String>,
-}
-
-fn raw_run(r: &rusqlite::Row<'_>) -> rusqlite::Result<RawRun> {
-    Ok(RawRun {
-        id: r.get(0)?,
-        name: r.get(1)?,
-        dataset: r.get(2)?,
-        dataset_root: r.get(3)?,
-        dataset_fingerprint: r.get(4)?,
-        config_json: r.get(5)?,
-        config_hash: r.get(6)?,
-        status: r.get(7)?,
-        total_items: r.get(8)?,
-        created_at: r.get(9)?,
-        finished_at: r.get(10)?,
-        experiment: r.get(11)?,
-    })
-}
-
-impl RawRun {
-    fn into_record(self, path: &Path) -> Result<RunRecord, StoreError> {
-        let config: RunConfig =
-            serde_json::from_str(&self.config_json).map_err(|e| StoreError::Corrupt {
-                path: path.to_path_buf(),
-                run: self.id.clone(),
-                what: "config",
-                message: e.to_string(),
-            })?;
-        Ok(RunRecord {
-            status: RunStatus::parse(&self.status),
-            id: self.id,
-            name: self.name,
-            dataset: self.dataset,
-            dataset_root: self.dataset_root,
-            dataset_fingerprint: self.dataset_fingerprint,
-            config,
-            config_hash: self.config_hash,
-            total_items: self.total_items.max(0) as usize,
-            created_at: self.created_at,
-            finished_at: self.finished_at,
-            experiment: self.experiment,
-        })
-    }
 }
 
 impl std::fmt::Debug for Store {

@@ -8,7 +8,7 @@
 //! orders were judged, so nothing about the judgment depends on which run was named first.
 //! Only scored judgments are stored; a failed one is judged again next time.
 
-use super::{Store, StoreError};
+use super::{damaged_row, Store, StoreError};
 use crate::record::{now_rfc3339, PairPreference, PairwiseJudgment, Preferred};
 use rusqlite::params;
 use std::collections::BTreeMap;
@@ -84,19 +84,17 @@ impl Store {
                  ORDER BY run_a = ?1",
             )
             .map_err(|e| self.err(e))?;
-        let rows = statement
-            .query_map(params![key.run_a, key.run_b, key.judge_sha256, key.judge_model], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, bool>(3)?))
-            })
-            .map_err(|e| self.err(e))?;
-        for row in rows {
-            let (question, answers_sha256, json, asked_order) = row.map_err(|e| self.err(e))?;
-            let stored: PairwiseJudgment = serde_json::from_str(&json).map_err(|e| StoreError::Corrupt {
+        let mut rows = statement.query(params![key.run_a, key.run_b, key.judge_sha256, key.judge_model]).map_err(|e| self.err(e))?;
+        while let Some(row) = rows.next().map_err(|e| self.err(e))? {
+            let damaged = |question: &str, d: damaged_row::FieldDamage| StoreError::Damaged {
                 path: self.path.clone(),
-                run: key.run_a.to_string(),
-                what: "pairwise judgment",
-                message: format!("question {question}: {e}"),
-            })?;
+                damage: d.in_row("pairwise_judgments", format!("runs {} and {}, question {question}", key.run_a, key.run_b)),
+            };
+            let question = damaged_row::text(row, 0, "question_id").map_err(|d| damaged("?", d))?;
+            let answers_sha256 = damaged_row::text(row, 1, "answers_sha256").map_err(|d| damaged(&question, d))?;
+            let stored: PairwiseJudgment =
+                damaged_row::json(row, 2, "judgment_json", "a pairwise judgment").map_err(|d| damaged(&question, d))?;
+            let asked_order = damaged_row::integer(row, 3, "run_a").map_err(|d| damaged(&question, d))? != 0;
             let judgment = if asked_order { stored } else { swap_runs(&stored) };
             // Rows come reversed first, so a row stored in the asked order replaces its twin.
             found.insert(question, StoredPairwise { judgment, answers_sha256, reversed: !asked_order });

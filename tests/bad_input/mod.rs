@@ -6,6 +6,8 @@
 
 mod answers;
 mod arguments;
+mod cache_write;
+mod damaged_rows;
 mod dataset;
 mod gguf;
 mod index_write;

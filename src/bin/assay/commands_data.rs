@@ -53,13 +53,19 @@ const HEADLINE_METRICS: &[&str] = &[
 
 pub fn runs(json: bool, db: &DbArg) -> anyhow::Result<()> {
     let store = StoredRuns::open_existing(&db.path()?)?;
-    let runs = store.runs()?;
+    let listing = store.listing()?;
+    // A damaged row is named on stderr, so the JSON on stdout keeps its shape (the runs that
+    // read) and the table still lists every other run.
+    for damaged in &listing.damaged {
+        eprintln!("damaged run {}: {}", terminal::line(&damaged.id, 40), terminal::line(&damaged.damage.to_string(), 300));
+    }
+    let runs = listing.runs;
     if json {
         println!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(());
     }
     if runs.is_empty() {
-        println!("no runs in {}", store.path().display());
+        println!("no readable runs in {}", store.path().display());
         return Ok(());
     }
     println!(
@@ -80,7 +86,15 @@ pub fn runs(json: bool, db: &DbArg) -> anyhow::Result<()> {
             println!("experiment {}:", run.experiment.as_deref().unwrap_or_default());
         }
         last_experiment = run.experiment.clone();
-        let report = store.report_of(run)?;
+        // A run whose items cannot be read is listed with what is wrong instead of its scores.
+        let id = run.id.clone();
+        let report = match store.report_of(run) {
+            Ok(report) => report,
+            Err(e) => {
+                println!("{}  unreadable: {}", terminal::pad(&id, 20), terminal::line(&e.to_string(), 300));
+                continue;
+            }
+        };
         let run = &report.run;
         let target = match &run.config.model {
             Some(model) => format!("{} {model}", run.config.target),
