@@ -20,7 +20,8 @@ use super::architecture::{Activation, Architecture, RopeStyle};
 use crate::models::gguf_info::RUNNABLE_ARCHITECTURES;
 use super::error::{LlmError, Result};
 use super::rope::{rope_tables, RopeScaling, Yarn};
-use super::weight_matrix::{requantize_slow_type, WeightMatrix};
+use super::weight_matrix::{embed_q8_0, requantize_slow_type, WeightMatrix};
+use assay_kernels::q8_0::Q8Rows;
 
 #[derive(Debug, Clone)]
 pub struct TransformerConfig {
@@ -84,10 +85,15 @@ impl Projections {
                 }
                 Ok(parts)
             }
-            Projections::Separate(ws) => ws
-                .iter()
-                .map(|(w, bias)| with_bias(w.forward(x)?, bias))
-                .collect(),
+            Projections::Separate(ws) => {
+                // One copy and quantization of the input for all of them where our kernels run.
+                let matrices: Vec<&WeightMatrix> = ws.iter().map(|(w, _)| w).collect();
+                WeightMatrix::forward_each(&matrices, x)?
+                    .into_iter()
+                    .zip(ws)
+                    .map(|(y, (_, bias))| with_bias(y, bias))
+                    .collect()
+            }
         }
     }
 }
@@ -116,6 +122,8 @@ struct Layer {
 enum Embeddings {
     Quantized(Arc<QTensor>),
     Dense(Tensor),
+    /// A tied Q8_0 table held once as our kernel's rows, which the output projection shares.
+    OwnQ8_0(Arc<Q8Rows>),
 }
 
 /// The weights of one model: immutable, shared by every cache and thread.
@@ -525,19 +533,26 @@ impl TransformerWeights {
                 "token_embd.weight has width {embed_hidden}, embedding_length is {hidden}"
             ));
         }
+        let tied = !g.has("output.weight");
+        // Tied embeddings on our Q8_0 kernel: one copy of the table serves the lookup and the
+        // output projection (candle's copy is dropped here).
+        let own_table = if tied { WeightMatrix::tied_q8_0(&embed).map_err(|e| e.to_string())? } else { None };
         let embed = Arc::new(embed);
-        let output = if g.has("output.weight") {
-            g.matmul("output.weight")?
+        let (output, embeddings) = if let Some((output, table)) = own_table {
+            (output, Embeddings::OwnQ8_0(table))
         } else {
-            // Tied embeddings: the output projection is the embedding table.
-            WeightMatrix::shared(embed.clone()).map_err(|e| e.to_string())?
-        };
-        let embeddings = if embed.dtype() != GgmlDType::F32
-            && hidden % embed.dtype().block_size() == 0
-        {
-            Embeddings::Quantized(embed)
-        } else {
-            Embeddings::Dense(embed.dequantize(g.device).map_err(|e| e.to_string())?)
+            let output = if tied {
+                // Tied embeddings: the output projection is the embedding table.
+                WeightMatrix::shared(embed.clone()).map_err(|e| e.to_string())?
+            } else {
+                g.matmul("output.weight")?
+            };
+            let embeddings = if embed.dtype() != GgmlDType::F32 && hidden % embed.dtype().block_size() == 0 {
+                Embeddings::Quantized(embed)
+            } else {
+                Embeddings::Dense(embed.dequantize(g.device).map_err(|e| e.to_string())?)
+            };
+            (output, embeddings)
         };
         let norm = g.norm("output_norm.weight", rms_eps)?;
         let sliding_window = match architecture.sliding_window_pattern() {
@@ -702,6 +717,7 @@ impl TransformerWeights {
         let mut x = match &self.embeddings {
             Embeddings::Quantized(q) => q.embedding(&ids)?,
             Embeddings::Dense(t) => t.index_select(&ids, 0)?,
+            Embeddings::OwnQ8_0(table) => embed_q8_0(table, tokens)?,
         }
         .reshape((batch, seq, self.config.hidden))?;
         if let Some(scale) = self.config.embedding_scale {
