@@ -325,3 +325,92 @@ fn shared_and_nested_content_within_the_budgets_is_read() {
         }
     }
 }
+
+/// An encrypted PDF that opens with the empty user password (an owner password only), built
+/// by lopdf's own encryption: one page of text, with `stream` as the page's content or, as an
+/// object stream, beside it. `(dictionary entries, data)` of that stream.
+fn encrypted_pdf(text: &str, extra: Option<(&[(&str, pdf_extract::Object)], Vec<u8>)>, extra_is_content: bool) -> Vec<u8> {
+    use pdf_extract::{Dictionary, Document, EncryptionState, EncryptionVersion, Object, Permissions, Stream};
+    let name = |n: &str| Object::Name(n.as_bytes().to_vec());
+    let dictionary = |entries: Vec<(&str, Object)>| {
+        let mut d = Dictionary::new();
+        for (key, value) in entries {
+            d.set(key, value);
+        }
+        d
+    };
+    let mut doc = Document::with_version("1.5");
+    let pages = doc.new_object_id();
+    let font = doc.add_object(dictionary(vec![("Type", name("Font")), ("Subtype", name("Type1")), ("BaseFont", name("Helvetica"))]));
+    let shown = doc.add_object(Stream::new(Dictionary::new(), text_lines(text, 2).into_bytes()));
+    let mut content = shown;
+    if let Some((entries, data)) = extra {
+        let extra = doc.add_object(Stream::new(dictionary(entries.to_vec()), data));
+        if extra_is_content {
+            content = extra;
+        }
+    }
+    let page = doc.add_object(dictionary(vec![
+        ("Type", name("Page")),
+        ("Parent", Object::Reference(pages)),
+        ("MediaBox", Object::Array(vec![0i64.into(), 0i64.into(), 612i64.into(), 792i64.into()])),
+        ("Contents", Object::Reference(content)),
+        ("Resources", Object::Dictionary(dictionary(vec![("Font", Object::Dictionary(dictionary(vec![("F1", Object::Reference(font))])))]))),
+    ]));
+    doc.objects.insert(pages, Object::Dictionary(dictionary(vec![("Type", name("Pages")), ("Kids", Object::Array(vec![Object::Reference(page)])), ("Count", 1i64.into())])));
+    let catalog = doc.add_object(dictionary(vec![("Type", name("Catalog")), ("Pages", Object::Reference(pages))]));
+    doc.trailer.set("Root", Object::Reference(catalog));
+    let id = Object::string_literal(b"assay-bad-input!".to_vec());
+    doc.trailer.set("ID", Object::Array(vec![id.clone(), id]));
+    let version =
+        EncryptionVersion::V2 { document: &doc, owner_password: "owner", user_password: "", key_length: 128, permissions: Permissions::all() };
+    let state = EncryptionState::try_from(version).unwrap();
+    doc.encrypt(&state).unwrap();
+    let mut out = Vec::new();
+    doc.save_to(&mut out).unwrap();
+    // lopdf's writer leaves object streams out (it would write its own): the extra stream is
+    // typed `/ObjStX` and renamed in the file, where dictionary names are not encrypted.
+    let (placeholder, object_stream) = (b"/ObjStX", b"/ObjStm");
+    while let Some(at) = out.windows(placeholder.len()).position(|w| w == placeholder) {
+        out[at..at + placeholder.len()].copy_from_slice(object_stream);
+    }
+    out
+}
+
+/// Encrypted PDFs (issue 36): in the file their streams are ciphertext, which the decoded-size
+/// check cannot decode, so once lopdf had decrypted them nothing bounded what they decoded to:
+/// a 4 KB file's stacked-Flate content stream was decoded whole while its page was measured
+/// (lopdf ran out of memory at this test's 1.5 GB limit; without one it takes 2 GB), and lopdf
+/// expands object streams as it decrypts. Every stream is now counted once decrypted, before
+/// anything decodes it, and such a file is refused by name. An encrypted manual within the
+/// budget, with an object stream, still reads.
+#[test]
+fn encrypted_pdfs_are_read_within_the_decoded_size_budget() {
+    use pdf_extract::Object;
+    let tmp = tempfile::tempdir().unwrap();
+    let name = |n: &str| Object::Name(n.as_bytes().to_vec());
+    let stacked = || Object::Array(vec![name("FlateDecode"), name("FlateDecode")]);
+    let bomb = zlib(&zeros_deflated(2048, false));
+    let object_stream: Vec<(&str, Object)> = vec![("Type", name("ObjStX")), ("N", 1i64.into()), ("First", 4i64.into()), ("Filter", stacked())];
+    let content: Vec<(&str, Object)> = vec![("Filter", stacked())];
+    let refused = [
+        ("encrypted-content-stream", encrypted_pdf("Never drawn", Some((&content, bomb.clone())), true)),
+        ("encrypted-object-stream", encrypted_pdf("Beside a bomb", Some((&object_stream, bomb)), false)),
+    ];
+    for (stem, pdf) in &refused {
+        let file = tmp.path().join(format!("{stem}.pdf"));
+        std::fs::write(&file, pdf).unwrap();
+        let (code, stderr, seconds) = text_in_bounded_memory(&file);
+        assert_eq!(code, Some(2), "{stem} ({} bytes): {stderr}", pdf.len());
+        assert!(stderr.contains(&format!("{stem}.pdf: not a readable PDF: its streams decode to more than 256 MiB")), "{stem}: {stderr}");
+        eprintln!("ok: {stem}.pdf ({} bytes) in {seconds:.2} s: {}", pdf.len(), stderr.trim());
+    }
+    let readable = tmp.path().join("encrypted-manual.pdf");
+    let small: Vec<(&str, Object)> = vec![("Type", name("ObjStX")), ("N", 1i64.into()), ("First", 4i64.into()), ("Filter", name("FlateDecode"))];
+    std::fs::write(&readable, encrypted_pdf("An owner password only", Some((&small, zlib(b"9 0 (a string in an object stream)"))), false)).unwrap();
+    let script = format!("ulimit -v 1500000; exec '{}' text '{}'", env!("CARGO_BIN_EXE_assay"), readable.display());
+    let out = std::process::Command::new("sh").arg("-c").arg(script).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("An owner password only 0") && text.contains("An owner password only 1"), "{text}");
+}

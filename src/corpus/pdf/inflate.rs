@@ -58,6 +58,20 @@ pub(crate) fn check_decoded_size(bytes: &[u8], limit: u64) -> Result<(), Documen
     Ok(())
 }
 
+/// Err when the streams of a loaded document decode to more than `limit` bytes together,
+/// counting every filter layer's output: for an encrypted file, whose streams were ciphertext
+/// when `check_decoded_size` read it, once they are decrypted and before lopdf decodes any.
+pub(crate) fn check_document_streams(doc: &pdf_extract::Document, limit: u64) -> Result<(), DocumentProblem> {
+    let budget = Budget::new(limit);
+    for object in doc.objects.values() {
+        let Ok(stream) = object.as_stream() else { continue };
+        if !FilterChain::from_stream(&stream.dict).count(&stream.content, &budget) {
+            return Err(too_large(limit));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 /// What lopdf would allocate decoding `content` through `filters` (names as in the stream's
 /// `/Filter`), or None when that passes `limit`.
@@ -127,6 +141,25 @@ impl FilterChain {
         } else {
             Vec::new()
         };
+        FilterChain { filters: names.iter().map(|n| Filter::from_name(n)).collect(), early_change }
+    }
+
+    /// The filters a parsed stream dictionary names: `/Filter` a name or an array of names
+    /// (other entries decode nothing, so they are left out), `/EarlyChange 0` in a
+    /// `/DecodeParms` dictionary turning LZW's early change off, as lopdf reads them.
+    fn from_stream(dictionary: &pdf_extract::Dictionary) -> FilterChain {
+        use pdf_extract::Object;
+        let names: Vec<Vec<u8>> = match dictionary.get(b"Filter") {
+            Ok(Object::Name(name)) => vec![name.clone()],
+            Ok(Object::Array(items)) => items.iter().filter_map(|item| item.as_name().ok().map(<[u8]>::to_vec)).collect(),
+            _ => Vec::new(),
+        };
+        let early_change = dictionary
+            .get(b"DecodeParms")
+            .and_then(Object::as_dict)
+            .and_then(|parameters| parameters.get(b"EarlyChange"))
+            .and_then(Object::as_i64)
+            .map_or(true, |value| value != 0);
         FilterChain { filters: names.iter().map(|n| Filter::from_name(n)).collect(), early_change }
     }
 

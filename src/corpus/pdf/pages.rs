@@ -29,19 +29,23 @@ pub(crate) fn pdf_pages(bytes: &[u8]) -> Result<PdfText, DocumentProblem> {
         return Err(DocumentProblem::PdfUnreadable { message: "no %PDF header".into() });
     }
     super::inflate::check_decoded_size(bytes, super::inflate::MAX_DECODED_BYTES)?;
-    let loaded = contain(|| pdf_extract::Document::load_mem(bytes));
-    let mut doc = match loaded {
-        Ok(Ok(doc)) => doc,
-        Ok(Err(e)) => return Err(DocumentProblem::PdfUnreadable { message: e.to_string() }),
-        Err(panic) => return Err(DocumentProblem::PdfUnreadable { message: reader_failed(&panic) }),
-    };
-    if doc.is_encrypted() {
-        // Most "protected" PDFs only have an owner password and open with an empty user one.
-        let decrypted = contain(|| doc.decrypt(""));
-        if !matches!(decrypted, Ok(Ok(()))) {
-            return Err(DocumentProblem::Encrypted);
+    let mut doc = if super::decrypt::is_encrypted_file(bytes) {
+        // Ciphertext in the file: its streams are counted once decrypted, before any decoding.
+        let mut doc = super::decrypt::load_undecrypted(bytes)?;
+        if doc.is_encrypted() {
+            let budget = super::inflate::MAX_DECODED_BYTES;
+            contain(|| super::decrypt::decrypt_within_budget(&mut doc, budget))
+                .map_err(|panic| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) })??;
         }
-    }
+        doc
+    } else {
+        let loaded = contain(|| pdf_extract::Document::load_mem(bytes));
+        match loaded {
+            Ok(Ok(doc)) => doc,
+            Ok(Err(e)) => return Err(DocumentProblem::PdfUnreadable { message: e.to_string() }),
+            Err(panic) => return Err(DocumentProblem::PdfUnreadable { message: reader_failed(&panic) }),
+        }
+    };
     let guarded = |panic: String| DocumentProblem::PdfUnreadable { message: reader_failed(&panic) };
     // Image data is never text, but pdf-extract runs an image drawn with `Do` as if it were a
     // content stream: emptied, it costs nothing.
