@@ -252,7 +252,7 @@ fn a_comparison_is_judged_once_stored_and_reused() {
     let sloppy = store_run(&mut store, "sloppy", &ids[..3]);
 
     let (first, events) = compare(&store, &careful, &sloppy);
-    assert_eq!((first.judged, first.reused, first.excluded), (3, 0, 1));
+    assert_eq!((first.source.judged, first.source.reused, first.source.excluded), (3, 0, 1));
     assert_eq!(first.judgments.iter().map(|j| j.id.as_str()).collect::<Vec<_>>(), ["q001", "q002", "q003"]);
     assert!(events.iter().any(|e| matches!(e, PairwiseProgress::LoadingJudge { .. })));
     let stats = first.statistics.clone().unwrap();
@@ -265,7 +265,7 @@ fn a_comparison_is_judged_once_stored_and_reused() {
 
     // Again: every judgment read back, the model not even loaded, the same figures.
     let (second, events) = compare(&store, &careful, &sloppy);
-    assert_eq!((second.judged, second.reused), (0, 3));
+    assert_eq!((second.source.judged, second.source.reused), (0, 3));
     assert!(!events.iter().any(|e| matches!(e, PairwiseProgress::LoadingJudge { .. })), "{events:?}");
     // (JSON keeps every figure to within a unit in the last place.)
     assert_eq!(second.judgments.len(), first.judgments.len());
@@ -278,7 +278,7 @@ fn a_comparison_is_judged_once_stored_and_reused() {
 
     // The other way round: reused, mirrored.
     let (reversed, _) = compare(&store, &sloppy, &careful);
-    assert_eq!((reversed.judged, reversed.reused), (0, 3));
+    assert_eq!((reversed.source.judged, reversed.source.reused), (0, 3));
     for (x, y) in first.judgments.iter().zip(&reversed.judgments) {
         assert!(close(p_b(x), 1.0 - p_b(y)), "{x:?}\n{y:?}");
     }
@@ -286,7 +286,7 @@ fn a_comparison_is_judged_once_stored_and_reused() {
     // A report of the two runs reads the stored judgments back (nothing judged) with the same
     // figures, and shows them in every format that shows comparisons.
     let from_store = assay::run::stored_pairwise(&store, &careful, &sloppy, None).unwrap().expect("judgments are stored");
-    assert_eq!((from_store.judge.as_str(), from_store.judged, from_store.reused), ("better", 0, 3));
+    assert_eq!((from_store.source.judge.as_str(), from_store.source.judged, from_store.source.reused), ("better", 0, 3));
     let stored_stats = from_store.statistics.clone().unwrap();
     assert!(close(stored_stats.win_rate, stats.win_rate) && stored_stats.wins == stats.wins);
     assert_eq!(from_store.headline, first.headline);
@@ -323,12 +323,12 @@ fn a_comparison_is_judged_once_stored_and_reused() {
     };
     store.record_item(&sloppy.id, &changed).unwrap();
     let (third, _) = compare(&store, &careful, &sloppy);
-    assert_eq!((third.judged, third.reused), (1, 2));
+    assert_eq!((third.source.judged, third.source.reused), (1, 2));
     changed.answer = None;
     changed.error = Some("the target failed".into());
     store.record_item(&sloppy.id, &changed).unwrap();
     let (fourth, _) = compare(&store, &careful, &sloppy);
-    assert_eq!((fourth.judged, fourth.reused, fourth.excluded), (0, 2, 2));
+    assert_eq!((fourth.source.judged, fourth.source.reused, fourth.source.excluded), (0, 2, 2));
 }
 
 #[test]
@@ -466,11 +466,7 @@ fn measure_pairs(a: &str, b: &str) -> Option<Measured> {
 /// compared by the paired test every metric uses (the human labels: a perfect absolute judge).
 fn sensitivity(outcome: &assay::compare::PairwiseOutcome, labels_a: &std::collections::BTreeMap<String, bool>, labels_b: &std::collections::BTreeMap<String, bool>) {
     use assay::compare::{paired_diff, pairwise_outcome, PairwiseSource, Verdict};
-    let source = |n: usize| PairwiseSource {
-        run_a: "a".into(), name_a: outcome.name_a.clone(), run_b: "b".into(), name_b: outcome.name_b.clone(),
-        judge: outcome.judge.clone(), judge_sha256: String::new(), judge_model: outcome.judge_model.clone(),
-        scoring: None, excluded: 0, reused: n, judged: 0,
-    };
+    let source = |n: usize| PairwiseSource { scoring: None, excluded: 0, reused: n, judged: 0, ..outcome.source.clone() };
     let (mut first_pairwise, mut first_absolute) = (None, None);
     let mut n = 10;
     while n <= outcome.judgments.len() {
@@ -483,7 +479,7 @@ fn sensitivity(outcome: &assay::compare::PairwiseOutcome, labels_a: &std::collec
             "  n = {n}: pairwise {} (p = {:.2e}); absolute correct (labels) {} (p = {:.2e})",
             pairwise.verdict_text,
             pairwise.statistics.as_ref().map_or(1.0, |s| s.permutation_p),
-            absolute.verdict.describe(&outcome.name_a, &outcome.name_b),
+            absolute.verdict.describe(&outcome.source.name_a, &outcome.source.name_b),
             absolute.permutation_p
         );
         if first_pairwise.is_none() && pairwise.verdict == Verdict::ABetter {
@@ -494,7 +490,7 @@ fn sensitivity(outcome: &assay::compare::PairwiseOutcome, labels_a: &std::collec
         }
         n += 10;
     }
-    println!("first says {} better: pairwise at n = {first_pairwise:?}, absolute correct (labels) at n = {first_absolute:?}", outcome.name_a);
+    println!("first says {} better: pairwise at n = {first_pairwise:?}, absolute correct (labels) at n = {first_absolute:?}", outcome.source.name_a);
 }
 
 /// 100 comparisons of two answer sets drawn from one mixture (each question's answer in each
@@ -535,8 +531,7 @@ fn same_distribution(outcome: &assay::compare::PairwiseOutcome) -> usize {
             })
             .collect();
         let source = PairwiseSource {
-            run_a: "x".into(), name_a: "x".into(), run_b: "y".into(), name_b: "y".into(), judge: outcome.judge.clone(),
-            judge_sha256: String::new(), judge_model: outcome.judge_model.clone(), scoring: None, excluded: 0, reused: judgments.len(), judged: 0,
+            name_a: "x".into(), name_b: "y".into(), scoring: None, excluded: 0, reused: judgments.len(), judged: 0, ..outcome.source.clone()
         };
         if matches!(pairwise_outcome(source, judgments).verdict, Verdict::ABetter | Verdict::BBetter) {
             better += 1;

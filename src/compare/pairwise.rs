@@ -20,22 +20,12 @@ pub const NO_EQUAL_LENGTH: &str = "not read: one run's answer is the longer on n
 /// The comparison: every judgment and the statistics over them.
 #[derive(Debug, Clone, Serialize)]
 pub struct PairwiseOutcome {
-    pub run_a: String,
-    pub name_a: String,
-    pub run_b: String,
-    pub name_b: String,
-    pub judge: String,
-    pub judge_sha256: String,
-    pub judge_model: String,
-    /// How this comparison's new judgments were read (None when every one was reused).
-    pub scoring: Option<String>,
+    /// Which two runs and judge, and how the judgments came to be (its fields sit at the top
+    /// level of the JSON, beside the judgments).
+    #[serde(flatten)]
+    pub source: PairwiseSource,
     /// One per question both runs answered, in run A's order.
     pub judgments: Vec<PairwiseJudgment>,
-    /// Questions only one of the runs answered (left out).
-    pub excluded: usize,
-    /// Judgments read from the store / made now.
-    pub reused: usize,
-    pub judged: usize,
     /// None when no question could be scored.
     pub statistics: Option<PairwiseStatistics>,
     pub verdict: Verdict,
@@ -47,7 +37,7 @@ pub struct PairwiseOutcome {
 
 /// Which two runs, which judge, and how the judgments came to be: what a `PairwiseOutcome` is
 /// assembled from besides the judgments themselves.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct PairwiseSource {
     pub run_a: String,
     pub name_a: String,
@@ -56,8 +46,11 @@ pub struct PairwiseSource {
     pub judge: String,
     pub judge_sha256: String,
     pub judge_model: String,
+    /// How this comparison's new judgments were read (None when every one was reused).
     pub scoring: Option<String>,
+    /// Questions only one of the runs answered (left out).
     pub excluded: usize,
+    /// Judgments read from the store / made now.
     pub reused: usize,
     pub judged: usize,
 }
@@ -67,25 +60,8 @@ pub struct PairwiseSource {
 pub fn pairwise_outcome(source: PairwiseSource, judgments: Vec<PairwiseJudgment>) -> PairwiseOutcome {
     let statistics = pairwise_statistics(&judgments, PAIRWISE_SEED);
     let verdict = pairwise_verdict(statistics.as_ref());
-    let mut outcome = PairwiseOutcome {
-        run_a: source.run_a,
-        name_a: source.name_a,
-        run_b: source.run_b,
-        name_b: source.name_b,
-        judge: source.judge,
-        judge_sha256: source.judge_sha256,
-        judge_model: source.judge_model,
-        scoring: source.scoring,
-        judgments,
-        excluded: source.excluded,
-        reused: source.reused,
-        judged: source.judged,
-        statistics,
-        verdict,
-        verdict_text: String::new(),
-        headline: String::new(),
-    };
-    outcome.verdict_text = outcome.verdict.describe(&outcome.name_a, &outcome.name_b);
+    let verdict_text = verdict.describe(&source.name_a, &source.name_b);
+    let mut outcome = PairwiseOutcome { source, judgments, statistics, verdict, verdict_text, headline: String::new() };
     outcome.headline = pairwise_headline(&outcome);
     outcome
 }
@@ -111,7 +87,7 @@ pub fn pairwise_headline(outcome: &PairwiseOutcome) -> String {
     let Some(s) = &outcome.statistics else {
         return format!(
             "Pairwise ({} on {}): no question both runs answered could be judged.",
-            outcome.judge, outcome.judge_model
+            outcome.source.judge, outcome.source.judge_model
         );
     };
     let length = s
@@ -121,15 +97,15 @@ pub fn pairwise_headline(outcome: &PairwiseOutcome) -> String {
         .unwrap_or_default();
     format!(
         "Pairwise ({} on {}), {} questions: {} preferred on {}, tie {}, {} on {}; win rate of {} {:.3} [{:.3}, {:.3}]{length}, p = {}; same winner in both orders on {:.0}%: {}.",
-        outcome.judge,
-        outcome.judge_model,
+        outcome.source.judge,
+        outcome.source.judge_model,
         s.pairs,
-        outcome.name_b,
+        outcome.source.name_b,
         s.wins,
         s.ties,
-        outcome.name_a,
+        outcome.source.name_a,
         s.losses,
-        outcome.name_b,
+        outcome.source.name_b,
         s.win_rate,
         s.win_rate_ci95[0],
         s.win_rate_ci95[1],

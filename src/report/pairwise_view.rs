@@ -82,10 +82,10 @@ pub(crate) fn pairwise_view(outcome: &PairwiseOutcome) -> PairwiseView {
     let stats = outcome.statistics.as_ref();
     let or_dash = |text: Option<String>| text.unwrap_or_else(|| "—".into());
     PairwiseView {
-        name_a: outcome.name_a.clone(),
-        name_b: outcome.name_b.clone(),
-        judge: outcome.judge.clone(),
-        judge_model: outcome.judge_model.clone(),
+        name_a: outcome.source.name_a.clone(),
+        name_b: outcome.source.name_b.clone(),
+        judge: outcome.source.judge.clone(),
+        judge_model: outcome.source.judge_model.clone(),
         headline: outcome.headline.clone(),
         verdict: outcome.verdict_text.clone(),
         wtl: or_dash(stats.map(|s| format!("{} / {} / {}", s.wins, s.ties, s.losses))),
@@ -99,7 +99,7 @@ pub(crate) fn pairwise_view(outcome: &PairwiseOutcome) -> PairwiseView {
                 None => NO_EQUAL_LENGTH.to_string(),
             },
         },
-        excluded: outcome.excluded,
+        excluded: outcome.source.excluded,
         questions: outcome.judgments.iter().map(question_view).collect(),
     }
 }

@@ -126,15 +126,15 @@ fn print_pairwise(outcome: &PairwiseOutcome) {
             None => println!("  win rate at equal length: {}", assay::compare::NO_EQUAL_LENGTH),
         }
     }
-    if outcome.excluded > 0 {
-        println!("  {} questions answered by only one run are left out", outcome.excluded);
+    if outcome.source.excluded > 0 {
+        println!("  {} questions answered by only one run are left out", outcome.source.excluded);
     }
     println!(
         "  {:<12} {:>6}  {:<28} {:<28} {}",
         "question",
         "P(B)",
-        format!("{} first: 1 / 2 / tie", short(&outcome.name_a)),
-        format!("{} first: 1 / 2 / tie", short(&outcome.name_b)),
+        format!("{} first: 1 / 2 / tie", short(&outcome.source.name_a)),
+        format!("{} first: 1 / 2 / tie", short(&outcome.source.name_b)),
         "same winner"
     );
     for judgment in &outcome.judgments {
