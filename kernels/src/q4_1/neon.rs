@@ -1,7 +1,7 @@
 //! The Q4_1 kernel on aarch64: tiles of activation rows × weight rows, per block the nibbles
 //! unpacked to 32 bytes (0..15, so signed bytes hold them) and an exact integer dot product
-//! (`sdot`, or widening multiplies on plain NEON) scaled and added into four f32 lanes, the
-//! minimum's term added apart. i8mm runs the dotprod tiles (see the module above).
+//! (`sdot`, or widening multiplies on plain NEON) summed across lanes, then scaled and added
+//! as every path does (the same bits). i8mm runs the dotprod tiles (see the module above).
 
 use super::Q4Rows;
 use crate::isa::Isa;
@@ -36,8 +36,7 @@ pub(super) unsafe fn tile(isa: Isa, w: &Q4Rows, a: &Q8Rows, sums: &[f32], rows: 
 unsafe fn micro<const DOT: bool, const R: usize, const C: usize>(w: &Q4Rows, a: &Q8Rows, sums: &[f32], r0: usize, c0: usize, out: *mut f32, n: usize) {
     let nb = w.blocks_per_row;
     let mask = vdupq_n_u8(0x0f);
-    let mut acc = [[vdupq_n_f32(0.0); C]; R];
-    let mut offsets = [[0f32; C]; R];
+    let mut acc = [[0f32; C]; R];
     for b in 0..nb {
         let mut wv = [[vdupq_n_s8(0); 2]; C];
         let (mut ws, mut wm) = ([0f32; C], [0f32; C]);
@@ -60,14 +59,15 @@ unsafe fn micro<const DOT: bool, const R: usize, const C: usize>(w: &Q4Rows, a: 
                 } else {
                     sdot_neon(sdot_neon(zero, x[0], wv[c][0]), x[1], wv[c][1])
                 };
-                acc[r][c] = vfmaq_n_f32(acc[r][c], vcvtq_f32_s32(dot), ws[c] * scale);
-                offsets[r][c] += wm[c] * sum;
+                // Exact integer sum, then the two fused multiply-adds every path does.
+                let dot = vaddvq_s32(dot) as f32;
+                acc[r][c] = wm[c].mul_add(sum, dot.mul_add(ws[c] * scale, acc[r][c]));
             }
         }
     }
     for r in 0..R {
         for c in 0..C {
-            *out.add((r0 + r) * n + c0 + c) = vaddvq_f32(acc[r][c]) + offsets[r][c];
+            *out.add((r0 + r) * n + c0 + c) = acc[r][c];
         }
     }
 }

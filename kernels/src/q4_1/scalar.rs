@@ -1,7 +1,8 @@
 //! The Q4_1 kernel in plain Rust: the reference every SIMD path is tested against, and the path
 //! on CPUs none of them runs on. Per block an exact integer dot product of the nibbles with the
 //! activation bytes, scaled by both scales, plus the weight block's minimum times the
-//! activation block's sum, added in f32 block after block.
+//! activation block's sum, added in f32 block after block with two fused multiply-adds, as
+//! every SIMD path adds them (so all paths give the same bits).
 
 use super::Q4Rows;
 use crate::q8_0::Q8Rows;
@@ -19,7 +20,8 @@ pub(super) fn tile(w: &Q4Rows, a: &Q8Rows, sums: &[f32], rows: Range<usize>, col
                 let (i, j) = (r * nb + b, c * nb + b);
                 let (x, q) = (&a.values[i], &w.nibbles[j]);
                 let dot: i32 = (0..16).map(|k| i32::from(q[k] & 0x0f) * i32::from(x[k]) + i32::from(q[k] >> 4) * i32::from(x[k + 16])).sum();
-                acc += dot as f32 * (a.scales[i] * w.scales[j]) + w.mins[j] * sums[i];
+                // Two fused multiply-adds, as every SIMD path does them: the same bits.
+                acc = w.mins[j].mul_add(sums[i], (dot as f32).mul_add(w.scales[j] * a.scales[i], acc));
             }
             store(r * w.rows + c, acc);
         }

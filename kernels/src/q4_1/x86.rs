@@ -40,15 +40,16 @@ pub(super) unsafe fn tile(
     }
 }
 
-/// The sum of the eight lanes.
+/// The sum of the eight 32-bit integer lanes (exact: a block's products sum to at most
+/// 32 · 15 · 128).
 ///
 /// # Safety
-/// The CPU must have AVX.
+/// The CPU must have AVX2.
 #[inline(always)]
-unsafe fn hsum(x: __m256) -> f32 {
-    let res = _mm_add_ps(_mm256_extractf128_ps(x, 1), _mm256_castps256_ps128(x));
-    let res = _mm_add_ps(res, _mm_movehl_ps(res, res));
-    _mm_cvtss_f32(_mm_add_ss(res, _mm_movehdup_ps(res)))
+unsafe fn hsum_i32(x: __m256i) -> i32 {
+    let res = _mm_add_epi32(_mm256_extracti128_si256::<1>(x), _mm256_castsi256_si128(x));
+    let res = _mm_add_epi32(res, _mm_shuffle_epi32::<0b01_00_11_10>(res));
+    _mm_cvtsi128_si32(_mm_add_epi32(res, _mm_shuffle_epi32::<0b10_11_00_01>(res)))
 }
 
 /// How far ahead a lone row prefetches its weight blocks (2 KiB of nibbles), as `q8_0` does.
@@ -95,7 +96,10 @@ unsafe fn unpack(w: &Q4Rows, i: usize) -> __m256i {
 
 /// One kernel per instruction set, the same loops; only the byte dot product and the tile
 /// differ. `R` activation rows × `C` weight rows from (`r0`, `c0`), written to
-/// `out[r * n + c]`.
+/// `out[r * n + c]`. Each block's exact integer sum is scaled and added with the same two
+/// fused multiply-adds, in the same order, as the panels and the scalar path do, so every
+/// path and shape gives the same bits: a prompt's rows read in a panel and a prefix's
+/// continuation read in tiles get the same numbers.
 macro_rules! micro_and_tile {
     ($micro:ident, $tile:ident, $features:literal, $dot:ident, $rows:expr, $cols:expr) => {
         /// # Safety
@@ -114,8 +118,7 @@ macro_rules! micro_and_tile {
             n: usize,
         ) {
             let nb = w.blocks_per_row;
-            let mut acc = [[_mm256_setzero_ps(); C]; R];
-            let mut offsets = [[0f32; C]; R];
+            let mut acc = [[0f32; C]; R];
             for b in 0..nb {
                 if R == 1 && C == 1 {
                     // One row streams its weights from memory; the hardware prefetcher
@@ -140,15 +143,14 @@ macro_rules! micro_and_tile {
                     let x = _mm256_loadu_si256(a.values.as_ptr().add(i) as *const __m256i);
                     let (scale, sum) = (*a.scales.get_unchecked(i), *sums.get_unchecked(i));
                     for c in 0..C {
-                        let dot = $dot(wv[c], x);
-                        acc[r][c] = _mm256_fmadd_ps(_mm256_set1_ps(ws[c] * scale), _mm256_cvtepi32_ps(dot), acc[r][c]);
-                        offsets[r][c] += wm[c] * sum;
+                        let dot = hsum_i32($dot(wv[c], x)) as f32;
+                        acc[r][c] = wm[c].mul_add(sum, dot.mul_add(ws[c] * scale, acc[r][c]));
                     }
                 }
             }
             for r in 0..R {
                 for c in 0..C {
-                    *out.add((r0 + r) * n + c0 + c) = hsum(acc[r][c]) + offsets[r][c];
+                    *out.add((r0 + r) * n + c0 + c) = acc[r][c];
                 }
             }
         }
