@@ -65,4 +65,5 @@ mod retrieve_rerank;
 mod retrieve_trailgear;
 mod served_identity;
 mod server_models;
+mod served_pairwise;
 mod template_memory;

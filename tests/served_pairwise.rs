@@ -1,0 +1,162 @@
+//! Pairwise judging over a real llama.cpp `llama-server` (on PATH, as for `server_models`)
+//! serving SmolLM2 on 127.0.0.1: the server reads the very tokens the in-process judge reads,
+//! and each order's distribution over `1`/`2`/`tie` agrees with the in-process runtime's on the
+//! same GGUF file — through the real binary, judged once, stored and reused.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use assay::dataset::Question;
+use assay::judge::pairwise::{pair_variables, PairwiseJudge};
+use assay::judge::prompt::{marked, marked_for_server};
+use assay::judge::spec::builtin;
+use assay::llm::chat_template::ChatMessage;
+use assay::llm::prompt_text::{for_server, without_marks};
+use assay::record::Answer;
+use serde_json::{json, Value};
+
+use crate::common::{self, ok};
+use crate::llm_common;
+
+/// A llama-server process on 127.0.0.1, killed when dropped.
+struct LlamaServer {
+    child: Child,
+    port: u16,
+}
+
+impl LlamaServer {
+    fn start(model: &Path) -> Option<LlamaServer> {
+        let port = TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
+        let child = Command::new("llama-server")
+            .args(["-m", model.to_str()?, "--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["-t", "1", "-c", "4096", "-np", "1", "--jinja", "--no-webui"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        let Ok(child) = child else {
+            eprintln!("\n*** SKIPPED: llama-server is not on PATH (scripts/llm_build_llama_server.sh builds it)\n");
+            return None;
+        };
+        let server = LlamaServer { child, port };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while ureq::get(&format!("http://127.0.0.1:{port}/health")).call().is_err() {
+            assert!(Instant::now() < deadline, "llama-server did not come up on port {port}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Some(server)
+    }
+
+    fn post(&self, path: &str, body: Value) -> Value {
+        ureq::post(&format!("http://127.0.0.1:{}{path}", self.port))
+            .send_json(body)
+            .unwrap_or_else(|e| panic!("{path}: {e}"))
+            .into_json()
+            .unwrap()
+    }
+}
+
+impl Drop for LlamaServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn sample() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/trailgear")
+}
+
+fn jsonl(name: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(sample().join(name)).unwrap();
+    text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// The sample's first `n` questions with their careful and sloppy answers.
+fn pairs(n: usize) -> Vec<(Question, Answer, Answer)> {
+    let answer = |set: &str, id: &str| {
+        let found = jsonl(&format!("answers-{set}.jsonl")).into_iter().find(|a| a["id"] == id).unwrap();
+        Answer { text: found["answer"].as_str().unwrap().to_string(), ..Answer::default() }
+    };
+    jsonl("questions.jsonl")
+        .into_iter()
+        .take(n)
+        .map(|q| {
+            let question: Question = serde_json::from_value(q).unwrap();
+            let (careful, sloppy) = (answer("careful", &question.id), answer("sloppy", &question.id));
+            (question, careful, sloppy)
+        })
+        .collect()
+}
+
+#[test]
+fn served_pairwise_reads_the_in_process_prompt_and_agrees_with_it() {
+    let Some(model) = llm_common::smollm2() else { return };
+    let Some(server) = LlamaServer::start(&model.path) else { return };
+    let spec = builtin("better").unwrap();
+    let local = PairwiseJudge::new(spec.clone(), model.clone()).unwrap();
+    for (question, a, b) in pairs(4) {
+        // The text the served judge sends, with the server's own chat template applied, is the
+        // text the in-process judge reads, and the server tokenizes it to the same ids.
+        let rendered = spec.render(&marked_for_server(&pair_variables(&question, &a, &b))).unwrap();
+        let applied = server.post("/apply-template", json!({"messages": [{"role": "user", "content": for_server(&rendered)}]}));
+        let served_text = applied["prompt"].as_str().expect("the server's prompt");
+        let in_process = spec.render(&marked(&model, &pair_variables(&question, &a, &b))).unwrap();
+        let local_text = without_marks(&model.chat_prompt(&[ChatMessage::user(in_process)]).unwrap());
+        assert_eq!(served_text, local_text, "{}", question.id);
+        let tokenized = server.post("/tokenize", json!({"content": served_text, "add_special": true, "parse_special": true}));
+        let served_tokens: Vec<u64> = tokenized["tokens"].as_array().unwrap().iter().map(|t| t.as_u64().unwrap()).collect();
+        let [local_tokens, _] = local.prompt_tokens(&question, &a, &b).unwrap();
+        assert_eq!(served_tokens, local_tokens.iter().map(|&t| t as u64).collect::<Vec<_>>(), "{}", question.id);
+    }
+
+    // Both runs' answers judged pairwise through the binary, on the server and in process.
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    let db = dir.path().join("runs.sqlite");
+    let assay = |args: &[&str]| ok(common::assay_command(args, &db).env("ASSAY_MODELS", &models).output().unwrap());
+    assay(&["models", "add", model.path.to_str().unwrap(), "--id", "smol-local"]);
+    assay(&["models", "add-server", "smol-served", "--served-model", "smollm2", "--url", &format!("http://127.0.0.1:{}/v1", server.port)]);
+    let dataset = sample();
+    for set in ["careful", "sloppy"] {
+        assay(&["run", dataset.to_str().unwrap(), "--target", &format!("answers:answers-{set}.jsonl"), "--limit", "4", "--name", set]);
+    }
+    let compare = |judge_model: &str| -> Value {
+        let out = assay(&["compare", "careful", "sloppy", "--pairwise", "--judge-model", judge_model, "--json"]);
+        serde_json::from_str::<Value>(&out).unwrap()["pairwise"].clone()
+    };
+    let served = compare("smol-served");
+    assert_eq!((served["judged"].as_u64(), served["reused"].as_u64()), (Some(4), Some(0)), "{served}");
+    assert!(served["scoring"].as_str().unwrap().contains("served model smollm2"), "{served}");
+    let local = compare("smol-local");
+    let orders = |outcome: &Value| -> Vec<Value> {
+        outcome["judgments"].as_array().unwrap().iter().flat_map(|j| [j["a_first"].clone(), j["b_first"].clone()]).collect()
+    };
+    let (served_orders, local_orders) = (orders(&served), orders(&local));
+    assert_eq!(served_orders.len(), 8);
+    let mut deltas = Vec::new();
+    for (s, l) in served_orders.iter().zip(&local_orders) {
+        let sum: f64 = ["1", "2", "tie"].iter().map(|k| s[k].as_f64().unwrap()).sum();
+        assert!((sum - 1.0).abs() < 1e-9, "{s}");
+        for outcome in ["1", "2", "tie"] {
+            deltas.push((s[outcome].as_f64().unwrap() - l[outcome].as_f64().unwrap()).abs());
+        }
+    }
+    let mean = deltas.iter().sum::<f64>() / deltas.len() as f64;
+    let worst = deltas.iter().cloned().fold(0.0, f64::max);
+    let one = deltas.iter().step_by(3).sum::<f64>() / 8.0;
+    eprintln!("pairwise served vs in-process over 8 orders: mean |Δ| {mean:.3} over P(1), P(2), P(tie) (P(1) alone {one:.3}), largest {worst:.3}");
+    // The bound of the choice judges' agreement (server_models): the same runtime numerics.
+    assert!(mean <= 0.05 && worst <= 0.12, "mean |ΔP| {mean:.3}, largest {worst:.3}: {deltas:?}");
+
+    // Again on the server: every judgment read back, none judged.
+    let again = compare("smol-served");
+    assert_eq!((again["judged"].as_u64(), again["reused"].as_u64()), (Some(0), Some(4)), "{again}");
+    // (read back and combined again: the same to within a unit in the last place)
+    for (x, y) in orders(&again).iter().zip(&served_orders) {
+        for outcome in ["1", "2", "tie"] {
+            assert!((x[outcome].as_f64().unwrap() - y[outcome].as_f64().unwrap()).abs() < 1e-12, "{x} vs {y}");
+        }
+    }
+}
