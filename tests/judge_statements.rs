@@ -134,3 +134,63 @@ fn an_item_without_a_reference_is_unscored_with_the_reason() {
         assert!(verdicts[key].score.is_none() && verdicts[key].error.as_deref().unwrap().contains("refusal"), "{key}: {:?}", verdicts[key]);
     }
 }
+
+#[test]
+fn continuations_read_side_by_side_score_as_read_alone() {
+    let Some(model) = llm_common::smollm2() else { return };
+    let base = model.prefill(&model.encode_prompt("The stove weighs 340 grams and burns white gas. Is this true?").unwrap()).unwrap();
+    // Branches of different lengths, one of a single token, one repeating another's start.
+    let texts = [" The stove weighs 340 grams.", " Yes", " The stove weighs 340 grams and burns butane, not white gas.", " It burns white gas."];
+    let branches: Vec<Vec<u32>> = texts.iter().map(|t| model.encode_continuation(t).unwrap()).collect();
+    let refs: Vec<&[u32]> = branches.iter().map(|b| b.as_slice()).collect();
+    let options = ["Yes", "No", " yes"];
+    let side_by_side = model.score_one_token_options_after(&base, &refs, &options).unwrap().expect("one-token options");
+    assert_eq!(side_by_side.len(), branches.len());
+    let distribution = |scores: &[assay::llm::scoring::OptionScore]| assay::llm::scoring::option_distribution(scores);
+    let (mut worst_alone, mut worst_side_by_side) = (0f32, 0f64);
+    for ((branch, scores), one) in branches.iter().zip(&side_by_side).zip(&refs) {
+        let alone = model.score_options(&model.extend(&base, branch).unwrap(), &options).unwrap();
+        // A branch in a step of its own is the same rows through the same kernels as reading
+        // it after the state: positions and mask are right when these agree.
+        let own_step = model.score_one_token_options_after(&base, std::slice::from_ref(one), &options).unwrap().unwrap().remove(0);
+        for (a, b) in alone.iter().zip(&own_step) {
+            assert_eq!(a.option, b.option);
+            worst_alone = worst_alone.max((a.logprob - b.logprob).abs());
+        }
+        // Side by side, rows that were read by the one-row kernel go through the prompt
+        // kernels, which sum in another order: the options' distribution moves by rounding.
+        for (p, q) in distribution(&alone).iter().zip(distribution(scores)) {
+            worst_side_by_side = worst_side_by_side.max((p - q).abs());
+        }
+    }
+    eprintln!("largest difference from reading alone: {worst_alone:.6} (log-probability, own step), {worst_side_by_side:.4} (probability, side by side)");
+    assert!(worst_alone < 1e-3, "{worst_alone}");
+    assert!(worst_side_by_side < 0.05, "{worst_side_by_side}");
+    // An option of several tokens needs each branch's own state: no answer side by side.
+    assert!(model.score_one_token_options_after(&base, &refs, &["Not at all"]).unwrap().is_none());
+}
+
+#[test]
+fn statement_checks_side_by_side_match_one_at_a_time() {
+    let Some(model) = llm_common::smollm2() else { return };
+    let mut side_by_side = panel(&["correct", "supported"], model.clone());
+    let mut one_at_a_time = panel(&["correct", "supported"], model);
+    one_at_a_time.reading = Reading::SharedOneAtATime;
+    let mut worst = 0f64;
+    for (question, answer) in long_answers(2) {
+        let (a, b) = (side_by_side.judge(&question, &answer), one_at_a_time.judge(&question, &answer));
+        assert_eq!(a["supported"].statements.len(), b["supported"].statements.len());
+        for (x, y) in a["supported"].statements.iter().zip(&b["supported"].statements) {
+            assert_eq!(x.text, y.text);
+            worst = worst.max((x.supported - y.supported).abs());
+        }
+        assert_eq!(a["correct"].score, b["correct"].score, "correct is read the same way in both");
+    }
+    eprintln!(
+        "largest P(supported) difference {worst:.4}; tokens read {} side by side, {} one at a time",
+        side_by_side.tokens_read, one_at_a_time.tokens_read
+    );
+    assert!(worst < 0.05, "{worst}");
+    // Side by side, a branch rereads the few tokens two statements begin with alike; nothing more.
+    assert!(side_by_side.tokens_read <= one_at_a_time.tokens_read + one_at_a_time.tokens_read / 20);
+}

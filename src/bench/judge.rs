@@ -104,6 +104,10 @@ pub struct ReadingFigures {
     /// tokens_read_per_answer / item_tokens_per_answer.
     pub read_ratio: f64,
     pub seconds_per_answer: f64,
+    /// Processor time (user and system, all threads) per answer: on a machine others share,
+    /// wall time measures the share this process got; this measures the work (it still
+    /// counts threads spinning while they wait for each other). None where not measured.
+    pub cpu_seconds_per_answer: Option<f64>,
     /// Verdicts that came out unscored.
     pub unscored: usize,
 }
@@ -121,28 +125,37 @@ pub struct ReadingBench {
     pub speedup: f64,
 }
 
-/// Judge `items` with `specs` in the old layout and the new, alternating item by item (so a
-/// busy machine slows both alike).
-pub fn bench_reading(model: Arc<LanguageModel>, specs: &[JudgeSpec], items: &[(Question, Answer)]) -> Result<ReadingBench, JudgeError> {
+/// Judge `items` with `specs` read the old way (`old`: `TemplateOnly` or `SharedOneAtATime`)
+/// and the new (`Shared`), alternating item by item (so a busy machine slows both alike).
+pub fn bench_reading(model: Arc<LanguageModel>, specs: &[JudgeSpec], items: &[(Question, Answer)], old: Reading) -> Result<ReadingBench, JudgeError> {
+    let old_reading = old;
     let mut old = JudgePanel::new(specs.to_vec(), model.clone())?;
-    old.reading = Reading::TemplateOnly;
+    old.reading = old_reading;
     let mut new = JudgePanel::new(specs.to_vec(), model.clone())?;
     let (mut old_s, mut new_s, mut old_unscored, mut new_unscored, mut item_tokens) = (0.0, 0.0, 0, 0, 0usize);
+    let (mut old_cpu, mut new_cpu) = (Some(0.0), Some(0.0));
+    let timed = |panel: &mut JudgePanel, question, answer, seconds: &mut f64, cpu: &mut Option<f64>| {
+        let (started, cpu_started) = (Instant::now(), process_cpu_seconds());
+        let unscored = panel.judge(question, answer).values().filter(|v| v.error.is_some()).count();
+        *seconds += started.elapsed().as_secs_f64();
+        *cpu = match (*cpu, cpu_started, process_cpu_seconds()) {
+            (Some(total), Some(from), Some(to)) => Some(total + to - from),
+            _ => None,
+        };
+        unscored
+    };
     for (question, answer) in items {
         item_tokens += new.item_tokens(question, answer);
-        let started = Instant::now();
-        old_unscored += old.judge(question, answer).values().filter(|v| v.error.is_some()).count();
-        old_s += started.elapsed().as_secs_f64();
-        let started = Instant::now();
-        new_unscored += new.judge(question, answer).values().filter(|v| v.error.is_some()).count();
-        new_s += started.elapsed().as_secs_f64();
+        old_unscored += timed(&mut old, question, answer, &mut old_s, &mut old_cpu);
+        new_unscored += timed(&mut new, question, answer, &mut new_s, &mut new_cpu);
     }
     let n = items.len().max(1) as f64;
-    let figures = |panel: &JudgePanel, seconds: f64, unscored: usize| ReadingFigures {
+    let figures = |panel: &JudgePanel, seconds: f64, cpu: Option<f64>, unscored: usize| ReadingFigures {
         reading: panel.reading,
         tokens_read_per_answer: panel.tokens_read as f64 / n,
         read_ratio: panel.tokens_read as f64 / item_tokens.max(1) as f64,
         seconds_per_answer: seconds / n,
+        cpu_seconds_per_answer: cpu.map(|c| c / n),
         unscored,
     };
     Ok(ReadingBench {
@@ -150,10 +163,29 @@ pub fn bench_reading(model: Arc<LanguageModel>, specs: &[JudgeSpec], items: &[(Q
         judges: new.names(),
         answers: items.len(),
         item_tokens_per_answer: item_tokens as f64 / n,
-        old: figures(&old, old_s, old_unscored),
-        new: figures(&new, new_s, new_unscored),
+        old: figures(&old, old_s, old_cpu, old_unscored),
+        new: figures(&new, new_s, new_cpu, new_unscored),
         speedup: old_s / new_s.max(1e-9),
     })
+}
+
+/// User and system time this process has used so far, over all its threads.
+#[cfg(unix)]
+fn process_cpu_seconds() -> Option<f64> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one rusage struct through the pointer, which points at one.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: getrusage returned 0, so it filled the struct.
+    let usage = unsafe { usage.assume_init() };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Some(seconds(usage.ru_utime) + seconds(usage.ru_stime))
+}
+
+#[cfg(not(unix))]
+fn process_cpu_seconds() -> Option<f64> {
+    None
 }
 
 /// The allowed outcome a free-text reply names first (whole word, any case), as a lenient
