@@ -125,12 +125,11 @@ pub struct ReadingBench {
     pub speedup: f64,
 }
 
-/// Judge `items` with `specs` read the old way (`old`: `TemplateOnly` or `SharedOneAtATime`)
-/// and the new (`Shared`), alternating item by item (so a busy machine slows both alike).
-pub fn bench_reading(model: Arc<LanguageModel>, specs: &[JudgeSpec], items: &[(Question, Answer)], old: Reading) -> Result<ReadingBench, JudgeError> {
-    let old_reading = old;
+/// Judge `items` with `specs` in the old layout and the new, alternating item by item (so a
+/// busy machine slows both alike).
+pub fn bench_reading(model: Arc<LanguageModel>, specs: &[JudgeSpec], items: &[(Question, Answer)]) -> Result<ReadingBench, JudgeError> {
     let mut old = JudgePanel::new(specs.to_vec(), model.clone())?;
-    old.reading = old_reading;
+    old.reading = Reading::TemplateOnly;
     let mut new = JudgePanel::new(specs.to_vec(), model.clone())?;
     let (mut old_s, mut new_s, mut old_unscored, mut new_unscored, mut item_tokens) = (0.0, 0.0, 0, 0, 0usize);
     let (mut old_cpu, mut new_cpu) = (Some(0.0), Some(0.0));

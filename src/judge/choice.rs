@@ -84,7 +84,7 @@ impl JudgePanel {
         let variables = item_variables(question, answer);
         let model = self.model.clone();
         let known = self.template_state();
-        let mut reader = Reader::new(&model, known, self.reading.shares_items());
+        let mut reader = Reader::new(&model, known, self.reading == Reading::Shared);
         let mut verdicts = BTreeMap::new();
 
         // Choice judges: every prompt (and baseline prompt) is tokenized first, so the
@@ -145,7 +145,7 @@ impl JudgePanel {
             let judged = match prepared {
                 Ok(prepared) => {
                     let keep_at: Vec<usize> = prepared.prompts.iter().map(|_| branches.next().unwrap_or(0)).collect();
-                    judge_prepared(&model, spec, &prepared, &keep_at, &mut reader, self.reading == Reading::Shared)
+                    judge_prepared(&model, spec, &prepared, &keep_at, &mut reader)
                 }
                 Err(e) => failed_statements(spec, e),
             };

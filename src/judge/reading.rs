@@ -7,7 +7,6 @@ use super::prompt::user_prompt_tokens;
 use crate::llm::error::LlmError;
 use crate::llm::model::LanguageModel;
 use crate::llm::prompt_state::PromptState;
-use crate::llm::scoring::OptionScore;
 use crate::llm::prompt_text::untrusted;
 
 /// How a judge panel reads its prompts (the older ways are kept to measure the difference).
@@ -20,29 +19,8 @@ pub enum Reading {
     /// prompt reads the item again. This is how judges read before items were shared.
     TemplateOnly,
     /// The template once per panel, and every stretch that prompts of one item share once per
-    /// item: the item before the judges' rubrics, a text before its claims; the checks that
-    /// continue one text are read side by side in one step (`Reader::score_branches`).
+    /// item: the item before the judges' rubrics, a text before its claims.
     Shared,
-    /// As `Shared`, but each check read in its own step, one after another (how checks were
-    /// read before branches; kept to measure the difference).
-    SharedOneAtATime,
-}
-
-impl Reading {
-    /// The name reports print (the JSON's).
-    pub fn name(self) -> &'static str {
-        match self {
-            Reading::Whole => "whole",
-            Reading::TemplateOnly => "template_only",
-            Reading::Shared => "shared",
-            Reading::SharedOneAtATime => "shared_one_at_a_time",
-        }
-    }
-
-    /// Whether prompts of one item share the stretches they begin with.
-    pub fn shares_items(self) -> bool {
-        matches!(self, Reading::Shared | Reading::SharedOneAtATime)
-    }
 }
 
 /// Tokens the two sequences share at their start.
@@ -147,29 +125,6 @@ impl<'m> Reader<'m> {
         self.model.extend_in_place(&mut state, &tokens[from..])?;
         self.tokens_read += tokens.len() - from;
         Ok(state)
-    }
-
-    /// `options` scored after each of `prompts`, which share a start: the start read once (from
-    /// the longest known state), then every prompt's rest side by side in one step. None when
-    /// an option is more than one token (then each prompt needs its own state: `read`).
-    pub fn score_branches(&mut self, prompts: &[&[u32]], options: &[String]) -> Result<Option<Vec<Vec<OptionScore>>>, LlmError> {
-        let Some(first) = prompts.first() else { return Ok(Some(Vec::new())) };
-        let shortest = prompts.iter().map(|p| p.len()).min().unwrap_or(0);
-        // Every branch keeps at least its last token, whose logits score the options.
-        let shared = prompts.iter().fold(first.len(), |n, p| n.min(common_prefix(first, p))).min(shortest.saturating_sub(1));
-        if shared == 0 {
-            return Err(LlmError::Invalid("prompts read side by side must share a start".into()));
-        }
-        for prompt in prompts {
-            self.model.check_fits(prompt.len() + 1)?;
-        }
-        let base = self.read(&first[..shared], 0)?;
-        let rests: Vec<&[u32]> = prompts.iter().map(|p| &p[shared..]).collect();
-        let scores = self.model.score_one_token_options_after(&base, &rests, options)?;
-        if scores.is_some() {
-            self.tokens_read += rests.iter().map(|r| r.len()).sum::<usize>();
-        }
-        Ok(scores)
     }
 }
 

@@ -24,7 +24,7 @@ use super::statement_split::{grouped, split_statements};
 use super::Verdict;
 use crate::llm::model::LanguageModel;
 use crate::llm::prompt_text::without_chat_markers;
-use crate::llm::scoring::{option_distribution, OptionScore};
+use crate::llm::scoring::option_distribution;
 use crate::metrics::numbers::number_conflict;
 use crate::record::{StatementCheck, StatementSide};
 
@@ -173,55 +173,25 @@ pub(super) fn prepare(model: &LanguageModel, spec: &JudgeSpec, variables: &BTree
     Ok(PreparedStatements { checks, asked, prompts })
 }
 
-/// The verdicts of statements judge `spec` on one prepared item, in process. Side by side
-/// (`side_by_side`): the checks of each side share their text, question and rubric, which the
-/// reader reads once (continuing the longest state it holds), then all that side's statements
-/// in one step. One at a time: each prompt read from the longest state the reader holds,
-/// keeping a state at `keep_at[i]` for the prompts after it that share that start. The
-/// probabilities are the same either way, up to rounding.
+/// The verdicts of statements judge `spec` on one prepared item, in process: each prompt read
+/// from the longest state the reader holds, keeping a state at `keep_at[i]` for the prompts
+/// after it that share that start.
 pub(super) fn judge_prepared(
     model: &LanguageModel,
     spec: &JudgeSpec,
     prepared: &PreparedStatements,
     keep_at: &[usize],
     reader: &mut Reader<'_>,
-    side_by_side: bool,
 ) -> Vec<(String, Verdict)> {
-    let model_failed = |e| failed(spec, JudgeError::Model { judge: spec.name.clone(), source: e }.to_string());
-    let p_yes = |scores: &[OptionScore]| option_distribution(scores).get(1).copied().filter(|p| p.is_finite()).unwrap_or(0.0);
     let mut supported = vec![0.0; prepared.checks.len()];
-    let mut done = vec![false; prepared.asked.len()];
-    if side_by_side {
-        for side in [StatementSide::Answer, StatementSide::Reference] {
-            let group: Vec<usize> = (0..prepared.asked.len()).filter(|&k| prepared.checks[prepared.asked[k]].side == side).collect();
-            if group.len() < 2 {
-                continue;
-            }
-            let prompts: Vec<&[u32]> = group.iter().map(|&k| prepared.prompts[k].as_slice()).collect();
-            match reader.score_branches(&prompts, &spec.outcomes) {
-                Ok(Some(scores)) => {
-                    for (&k, scores) in group.iter().zip(&scores) {
-                        supported[prepared.asked[k]] = p_yes(scores);
-                        done[k] = true;
-                    }
-                }
-                // An outcome of several tokens: read one at a time below.
-                Ok(None) => {}
-                Err(e) => return model_failed(e),
-            }
-        }
-    }
     for (k, (index, tokens)) in prepared.asked.iter().zip(&prepared.prompts).enumerate() {
-        if done[k] {
-            continue;
-        }
         let yes = reader
             .read(tokens, keep_at.get(k).copied().unwrap_or(0))
             .and_then(|state| model.score_options(&state, &spec.outcomes))
-            .map(|scores| p_yes(&scores));
+            .map(|scores| option_distribution(&scores).get(1).copied().filter(|p| p.is_finite()).unwrap_or(0.0));
         match yes {
             Ok(p) => supported[*index] = p,
-            Err(e) => return model_failed(e),
+            Err(e) => return failed(spec, JudgeError::Model { judge: spec.name.clone(), source: e }.to_string()),
         }
     }
     verdicts(spec, &prepared.checks, &supported)

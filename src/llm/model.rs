@@ -166,13 +166,6 @@ impl LanguageModel {
         Ok(self.weights.forward(tokens, cache, all_positions)?)
     }
 
-    /// Logits after each of several continuations of `cache`, read side by side in one step
-    /// (`TransformerWeights::forward_branches`); `cache` is not changed. The caller checks
-    /// that each fits the context.
-    pub fn forward_branches(&self, branches: &[&[u32]], cache: &KvCache) -> Result<Tensor> {
-        Ok(self.weights.forward_branches(branches, cache)?)
-    }
-
     pub fn check_fits(&self, positions: usize) -> Result<()> {
         if positions > self.context_length() {
             return Err(LlmError::ContextOverflow {

@@ -713,96 +713,6 @@ impl TransformerWeights {
                 self.config.context_length
             );
         }
-        let n_rep = self.config.heads / self.config.kv_heads;
-        let rope = |cos: &Tensor, sin: &Tensor| -> candle_core::Result<(Tensor, Tensor)> {
-            Ok((cos.narrow(0, past, seq)?, sin.narrow(0, past, seq)?))
-        };
-        let placed = Placed {
-            global_rope: rope(&self.cos, &self.sin)?,
-            local_rope: rope(&self.cos_local, &self.sin_local)?,
-            global_mask: attention_mask(seq, past, n_rep, None, &self.device)?,
-            local_mask: match self.config.sliding_window {
-                Some(w) => attention_mask(seq, past, n_rep, Some(w), &self.device)?,
-                None => None,
-            },
-        };
-        let rows = if all_positions { None } else { Some(vec![seq as u32 - 1]) };
-        self.forward_placed(tokens, batch, cache, placed, rows)
-    }
-
-    /// Several continuations of the positions in `cache`, read side by side in one step: each
-    /// branch starts right after the cache and sees the cache and its own earlier tokens only,
-    /// so its last position's logits are what reading it alone after the cache would give (up
-    /// to rounding: the products run over more rows at once). Returns f32 logits
-    /// `[branches, vocab]`, one row per branch's last token; `cache` is left as it was. One step
-    /// over all branches reads each weight once instead of once per branch, and gives the
-    /// matrix products enough rows for the prompt kernels.
-    pub fn forward_branches(&self, branches: &[&[u32]], cache: &KvCache) -> candle_core::Result<Tensor> {
-        if branches.is_empty() || branches.iter().any(|b| b.is_empty()) {
-            candle_core::bail!("every branch needs at least one token");
-        }
-        if cache.layers.len() != self.layers.len() {
-            candle_core::bail!("KV cache belongs to another model");
-        }
-        if cache.len > 0 && cache.batch != 1 {
-            candle_core::bail!("KV cache holds {} sequences; branches continue one", cache.batch);
-        }
-        let past = cache.len;
-        let longest = branches.iter().map(|b| b.len()).max().unwrap_or(0);
-        if past + longest > self.config.context_length {
-            candle_core::bail!(
-                "{} positions exceed the context length {}",
-                past + longest,
-                self.config.context_length
-            );
-        }
-        // Each new token's branch and place in it.
-        let owner: Vec<(usize, usize)> = branches
-            .iter()
-            .enumerate()
-            .flat_map(|(b, tokens)| (0..tokens.len()).map(move |i| (b, i)))
-            .collect();
-        let positions: Vec<u32> = owner.iter().map(|&(_, i)| (past + i) as u32).collect();
-        let positions = Tensor::new(positions.as_slice(), &self.device)?;
-        let rope = |cos: &Tensor, sin: &Tensor| -> candle_core::Result<(Tensor, Tensor)> {
-            Ok((cos.index_select(&positions, 0)?, sin.index_select(&positions, 0)?))
-        };
-        let n_rep = self.config.heads / self.config.kv_heads;
-        let placed = Placed {
-            global_rope: rope(&self.cos, &self.sin)?,
-            local_rope: rope(&self.cos_local, &self.sin_local)?,
-            global_mask: Some(branch_mask(&owner, past, n_rep, None, &self.device)?),
-            local_mask: match self.config.sliding_window {
-                Some(w) => Some(branch_mask(&owner, past, n_rep, Some(w), &self.device)?),
-                None => None,
-            },
-        };
-        let mut ends = Vec::with_capacity(branches.len());
-        let mut end = 0;
-        for branch in branches {
-            end += branch.len();
-            ends.push(end as u32 - 1);
-        }
-        let tokens: Vec<u32> = branches.concat();
-        // A clone shares the cache's buffers; the first append copies them (the cache itself
-        // is not changed), and the branches' keys and values are dropped with the clone.
-        let mut scratch = cache.clone();
-        self.forward_placed(&tokens, 1, &mut scratch, placed, Some(ends))?.squeeze(0)
-    }
-
-    /// The layers over `tokens` placed by `placed`, after `cache` (which grows by them);
-    /// logits of the positions `rows` (every position when None).
-    fn forward_placed(
-        &self,
-        tokens: &[u32],
-        batch: usize,
-        cache: &mut KvCache,
-        placed: Placed,
-        rows: Option<Vec<u32>>,
-    ) -> candle_core::Result<Tensor> {
-        let seq = tokens.len() / batch;
-        let past = cache.len;
-        let Placed { global_rope, local_rope, global_mask, local_mask } = placed;
         let ids = Tensor::new(tokens, &self.device)?;
         let mut x = match &self.embeddings {
             Embeddings::Quantized(q) => q.embedding(&ids)?,
@@ -813,6 +723,17 @@ impl TransformerWeights {
         if let Some(scale) = self.config.embedding_scale {
             x = (x * scale)?;
         }
+        let global_rope = (self.cos.narrow(0, past, seq)?, self.sin.narrow(0, past, seq)?);
+        let local_rope = (
+            self.cos_local.narrow(0, past, seq)?,
+            self.sin_local.narrow(0, past, seq)?,
+        );
+        let n_rep = self.config.heads / self.config.kv_heads;
+        let global_mask = attention_mask(seq, past, n_rep, None, &self.device)?;
+        let local_mask = match self.config.sliding_window {
+            Some(w) => attention_mask(seq, past, n_rep, Some(w), &self.device)?,
+            None => None,
+        };
         for (layer, slot) in self.layers.iter().zip(cache.layers.iter_mut()) {
             let ((cos, sin), mask) = if layer.local {
                 (&local_rope, local_mask.as_ref())
@@ -844,10 +765,10 @@ impl TransformerWeights {
         }
         cache.len = past + seq;
         cache.batch = batch;
-        let x = match rows {
-            None => x,
-            Some(rows) if rows.len() == 1 => x.narrow(1, rows[0] as usize, 1)?,
-            Some(rows) => x.index_select(&Tensor::new(rows.as_slice(), &self.device)?, 1)?,
+        let x = if all_positions {
+            x
+        } else {
+            x.narrow(1, seq - 1, 1)?
         };
         let x = self.norm.forward(&x.contiguous()?)?;
         let mut logits = self.output.forward(&x)?;
@@ -960,42 +881,6 @@ fn attention_mask(
         }
     }
     Tensor::from_vec(data, (n_rep * seq, kv), device).map(Some)
-}
-
-/// Where the new tokens of one forward step sit: their rotary angles and the additive masks
-/// of what each may see (None: nothing masked).
-struct Placed {
-    global_rope: (Tensor, Tensor),
-    local_rope: (Tensor, Tensor),
-    global_mask: Option<Tensor>,
-    local_mask: Option<Tensor>,
-}
-
-/// Additive mask `[n_rep * seq, past + seq]` for branches read side by side after `past`
-/// positions: new token `r` (of branch `owner[r].0`, at place `owner[r].1` in it) sees every
-/// earlier position and its own branch's tokens up to itself, within `window` when given.
-fn branch_mask(
-    owner: &[(usize, usize)],
-    past: usize,
-    n_rep: usize,
-    window: Option<usize>,
-    device: &Device,
-) -> candle_core::Result<Tensor> {
-    let seq = owner.len();
-    let kv = past + seq;
-    let window = window.unwrap_or(usize::MAX);
-    let mut data = Vec::with_capacity(n_rep * seq * kv);
-    for _ in 0..n_rep {
-        for &(branch, place) in owner {
-            let pos = past + place;
-            data.extend((0..past).map(|j| if pos - j < window { 0f32 } else { f32::NEG_INFINITY }));
-            data.extend(owner.iter().map(|&(other, other_place)| {
-                let visible = other == branch && other_place <= place && place - other_place < window;
-                if visible { 0f32 } else { f32::NEG_INFINITY }
-            }));
-        }
-    }
-    Tensor::from_vec(data, (n_rep * seq, kv), device)
 }
 
 /// `cap * tanh(x / cap)`: bounds scores smoothly (Gemma 2).

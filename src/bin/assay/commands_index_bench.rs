@@ -58,8 +58,6 @@ pub struct JudgeBenchArgs {
     pub answers: String,
     /// How many of its answers.
     pub reading_items: usize,
-    /// How the reading bench's old layout reads (the new one is the panel's default).
-    pub reading_against: assay::judge::reading::Reading,
 }
 
 /// Options of the retrieval quality bench.
@@ -187,7 +185,7 @@ pub fn bench(
             for set in &args.sets {
                 eprintln!("== judges {} on {}: old layout against new, {} answers of {}", set.join(","), args.model, items.len(), args.answers);
                 let selected = assay::judge::spec::select(&specs, set)?;
-                judge_reading.push(assay::bench::judge::bench_reading(model.clone(), &selected, &items, args.reading_against)?);
+                judge_reading.push(assay::bench::judge::bench_reading(model.clone(), &selected, &items)?);
             }
         }
     }
@@ -302,13 +300,12 @@ fn print_bench(report: &BenchReport) {
     for r in &report.judge_reading {
         let cpu = |f: &assay::bench::judge::ReadingFigures| f.cpu_seconds_per_answer.map(|c| format!(" ({c:.2} s of processor time)")).unwrap_or_default();
         println!(
-            "judges {} on {} over {} answers ({:.0} item tokens each): old layout ({}) reads {:.0} tokens/answer ({:.2}x the item), \
+            "judges {} on {} over {} answers ({:.0} item tokens each): old layout reads {:.0} tokens/answer ({:.2}x the item), \
              {:.2} s/answer{}, {} unscored; new layout {:.0} tokens/answer ({:.2}x the item), {:.2} s/answer{}, {} unscored → {:.2}x faster",
             r.judges.join(","),
             r.model,
             r.answers,
             r.item_tokens_per_answer,
-            r.old.reading.name(),
             r.old.tokens_read_per_answer,
             r.old.read_ratio,
             r.old.seconds_per_answer,

@@ -137,11 +137,6 @@ enum Command {
         /// How many of its answers the reading bench judges.
         #[arg(long, default_value_t = 8)]
         judge_reading_items: usize,
-        /// What the reading bench compares the panel's reading with: `template-only` (only the
-        /// chat template shared, how judges read before items were shared) or `one-at-a-time`
-        /// (items shared, each statement check read in its own step).
-        #[arg(long, default_value = "template-only", value_parser = ["template-only", "one-at-a-time"])]
-        judge_reading_against: String,
         #[arg(long)]
         json: bool,
         /// Add reranked retrieval rows (every mode's first stage rescored by this model, a
@@ -306,7 +301,6 @@ fn main() {
             judge_sets,
             judge_answers,
             judge_reading_items,
-            judge_reading_against,
             json,
             rerank,
             rerank_depth,
@@ -327,10 +321,6 @@ fn main() {
                 sets,
                 answers: judge_answers,
                 reading_items: judge_reading_items,
-                reading_against: match judge_reading_against.as_str() {
-                    "one-at-a-time" => assay::judge::reading::Reading::SharedOneAtATime,
-                    _ => assay::judge::reading::Reading::TemplateOnly,
-                },
             };
             let parts = commands_index_bench::BenchParts {
                 retrieval: !skip_retrieval,
