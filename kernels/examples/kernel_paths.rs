@@ -127,5 +127,17 @@ fn main() {
             });
             println!("| Q4_1 {n}×{width} | {m} | {} |", cells(&times));
         }
+        // The same weights re-quantized to Q8_0, as they were held before the Q4_1 kernel.
+        let dense: Vec<f32> = (0..n * width).map(|k| w.value(k / 32, k % 32)).collect();
+        let as_q8 = Q8Rows::quantize(&dense, n, width).expect("sizes agree");
+        for m in [1, 8, 64, 512] {
+            let x = pseudo_random(m * width, 3);
+            let mut dst = vec![0f32; m * n];
+            let times = fastest_by_turns(&paths, |isa| isa == Isa::Scalar && m > 1, |isa| {
+                let a = Q8Rows::quantize(&x, m, width).expect("sizes agree");
+                q8_0::matmul(isa, &as_q8, &a, &mut dst, &parallel).expect("sizes agree");
+            });
+            println!("| Q4_1 {n}×{width} held as Q8_0 | {m} | {} |", cells(&times));
+        }
     }
 }

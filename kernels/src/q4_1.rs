@@ -19,8 +19,9 @@
 //! AVX-VNNI) weight rows in the lanes of one register, one `vpdpbusd` for 4 values of every
 //! row. Paths: scalar everywhere (the reference), x86 in `x86`, aarch64 tiles (NEON, dotprod;
 //! i8mm runs the dotprod tiles: the nibbles would need a second layout for `smmla`) in
-//! `neon`. Every path and shape adds each block's exact integer sum with the same two fused
-//! multiply-adds in the same order, so all give the same bits (tested): a prefix's
+//! `neon`. Every path and shape turns each block's exact integer sum into the block's value
+//! with the same operations (d_w · d_a · Σ q·x fused onto m_w · s) and adds the blocks in the
+//! same order, so all give the same bits (tested): a prefix's
 //! continuation read a few rows at a time gets the numbers reading it in a prompt gives (on
 //! SmolLM2, whose activations are re-quantized at every layer, a 1e-7 difference between two
 //! summation orders moved an option's log-probability by 0.018).
@@ -241,8 +242,8 @@ mod tests {
                     // f32 sums of 3 blocks, each of them rounded once or twice.
                     let tolerance = 1e-5 * scale;
                     assert!((f64::from(*got) - want).abs() < tolerance, "{isa} m={m}: {got} vs definition {want}");
-                    // Every path adds each block's exact sum with the same two fused
-                    // multiply-adds: the same bits on every shape (tiles, panels, remainders).
+                    // Every path adds each block's exact sum with the same operations: the
+                    // same bits on every shape (tiles, panels, remainders).
                     assert_eq!(got.to_bits(), reference.to_bits(), "{isa} m={m}: {got} vs scalar {reference}");
                 }
             }

@@ -59,9 +59,9 @@ unsafe fn micro<const DOT: bool, const R: usize, const C: usize>(w: &Q4Rows, a: 
                 } else {
                     sdot_neon(sdot_neon(zero, x[0], wv[c][0]), x[1], wv[c][1])
                 };
-                // Exact integer sum, then the two fused multiply-adds every path does.
+                // Exact integer sum, then the block's value and one addition, as every path.
                 let dot = vaddvq_s32(dot) as f32;
-                acc[r][c] = wm[c].mul_add(sum, dot.mul_add(ws[c] * scale, acc[r][c]));
+                acc[r][c] += dot.mul_add(ws[c] * scale, wm[c] * sum);
             }
         }
     }

@@ -96,8 +96,8 @@ unsafe fn unpack(w: &Q4Rows, i: usize) -> __m256i {
 
 /// One kernel per instruction set, the same loops; only the byte dot product and the tile
 /// differ. `R` activation rows × `C` weight rows from (`r0`, `c0`), written to
-/// `out[r * n + c]`. Each block's exact integer sum is scaled and added with the same two
-/// fused multiply-adds, in the same order, as the panels and the scalar path do, so every
+/// `out[r * n + c]`. Each block's exact integer sum is scaled and added with the same
+/// operations, in the same order, as the panels and the scalar path do, so every
 /// path and shape gives the same bits: a prompt's rows read in a panel and a prefix's
 /// continuation read in tiles get the same numbers.
 macro_rules! micro_and_tile {
@@ -144,7 +144,7 @@ macro_rules! micro_and_tile {
                     let (scale, sum) = (*a.scales.get_unchecked(i), *sums.get_unchecked(i));
                     for c in 0..C {
                         let dot = hsum_i32($dot(wv[c], x)) as f32;
-                        acc[r][c] = wm[c].mul_add(sum, dot.mul_add(ws[c] * scale, acc[r][c]));
+                        acc[r][c] += dot.mul_add(ws[c] * scale, wm[c] * sum);
                     }
                 }
             }
@@ -225,8 +225,8 @@ unsafe fn panel_avx512(w: &Q4Rows, a: &Q8Rows, sums: &[f32], rows: Range<usize>,
                 sum = _mm512_dpbusd_epi32(sum, *q, _mm512_set1_epi32(x.add(g).read_unaligned()));
             }
             let d = _mm512_mul_ps(ws, _mm512_set1_ps(*a.scales.get_unchecked(i)));
-            *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), d, *acc);
-            *acc = _mm512_fmadd_ps(wm, _mm512_set1_ps(*sums.get_unchecked(i)), *acc);
+            let offset = _mm512_mul_ps(wm, _mm512_set1_ps(*sums.get_unchecked(i)));
+            *acc = _mm512_add_ps(*acc, _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), d, offset));
         }
     }
     for (r, acc) in acc.iter().enumerate().take(m) {
@@ -270,8 +270,8 @@ macro_rules! panel_256 {
                         sum = $accumulate(sum, *q, _mm256_set1_epi32(x.add(g).read_unaligned()));
                     }
                     let d = _mm256_mul_ps(ws, _mm256_set1_ps(*a.scales.get_unchecked(i)));
-                    *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), d, *acc);
-                    *acc = _mm256_fmadd_ps(wm, _mm256_set1_ps(*sums.get_unchecked(i)), *acc);
+                    let offset = _mm256_mul_ps(wm, _mm256_set1_ps(*sums.get_unchecked(i)));
+                    *acc = _mm256_add_ps(*acc, _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), d, offset));
                 }
             }
             for (r, acc) in acc.iter().enumerate().take(m) {
