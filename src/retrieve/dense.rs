@@ -10,6 +10,7 @@ use crate::corpus::Chunk;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 pub(crate) const EMBEDDINGS_FILE: &str = "embeddings-minilm-l6-v2.bin";
@@ -83,12 +84,12 @@ pub(crate) fn chunk_windows(chunk: &Chunk) -> Vec<String> {
 }
 
 impl DenseVectors {
-    pub(crate) fn compute(model: &MiniLm, chunks: &[Chunk]) -> Result<(Self, f64), RetrieveError> {
+    pub(crate) fn compute(model: &MiniLm, chunks: &[Chunk], cancel: Option<&AtomicBool>) -> Result<(Self, f64), RetrieveError> {
         let start = Instant::now();
         let per_chunk: Vec<Vec<String>> = chunks.iter().map(chunk_windows).collect();
         let windows: Vec<u32> = per_chunk.iter().map(|w| w.len() as u32).collect();
         let refs: Vec<&str> = per_chunk.iter().flatten().map(String::as_str).collect();
-        let vectors = model.embed(&refs)?;
+        let vectors = model.embed_cancellable(&refs, cancel)?;
         let dimension = model.dimension();
         let data: Vec<f32> = vectors.into_iter().flatten().collect();
         Ok((Self::new(dimension, data, windows), start.elapsed().as_secs_f64()))

@@ -22,12 +22,22 @@ const LEXICAL_WEIGHT: f32 = 2.0;
 impl CorpusIndex {
     /// Load the chunks' MiniLM vectors from the index folder, or compute and store them.
     pub fn ensure_embeddings(&mut self, model: &MiniLm) -> Result<EmbeddingStatus, RetrieveError> {
+        self.ensure_embeddings_cancellable(model, None)
+    }
+
+    /// `ensure_embeddings`, stopping between batches of vectors once `cancel` is raised
+    /// (nothing is stored then: the next run computes them again).
+    pub fn ensure_embeddings_cancellable(
+        &mut self,
+        model: &MiniLm,
+        cancel: Option<&std::sync::atomic::AtomicBool>,
+    ) -> Result<EmbeddingStatus, RetrieveError> {
         let path = self.dir.join(EMBEDDINGS_FILE);
         if let Some(vectors) = DenseVectors::load(&path, model.weights_sha256(), self.chunks.len()) {
             self.dense = Some(vectors);
             return Ok(EmbeddingStatus::Reused);
         }
-        let (vectors, seconds) = DenseVectors::compute(model, &self.chunks)?;
+        let (vectors, seconds) = DenseVectors::compute(model, &self.chunks, cancel)?;
         vectors.save(&path, model.weights_sha256())?;
         self.dense = Some(vectors);
         Ok(EmbeddingStatus::Computed { chunks: self.chunks.len(), seconds })

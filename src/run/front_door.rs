@@ -104,7 +104,16 @@ pub fn run_experiment(
     for (position, plan) in plans.into_iter().enumerate() {
         let (store, prepared) = match plan {
             Plan::New(request) => {
-                let checked = check_new_run(dataset, &request)?;
+                // Ctrl-C stops an index build or a model load where it can (between batches of
+                // vectors): the error it gives is the cancellation, not a failure to report.
+                let checked = match check_new_run(dataset, &request) {
+                    Ok(checked) => checked,
+                    Err(_) if cancel.load(Ordering::Relaxed) => {
+                        cancelled = true;
+                        break;
+                    }
+                    Err(e) => return Err(e),
+                };
                 // Ctrl-C while the target was built (an index, a model load): stop before a run
                 // row or a database exists, so nothing is left behind (not an empty
                 // "cancelled" run).
@@ -123,7 +132,14 @@ pub fn run_experiment(
             }
             Plan::Resume(request) => {
                 let store = store.as_mut().ok_or_else(|| RunError::Experiment("resume without an open database".into()))?;
-                let prepared = prepare_resume(store, dataset, &request)?;
+                let prepared = match prepare_resume(store, dataset, &request) {
+                    Ok(prepared) => prepared,
+                    Err(_) if cancel.load(Ordering::Relaxed) => {
+                        cancelled = true;
+                        break;
+                    }
+                    Err(e) => return Err(e),
+                };
                 // Cancelled while its target was rebuilt: the run stays as it was.
                 if cancel.load(Ordering::Relaxed) {
                     cancelled = true;

@@ -12,6 +12,7 @@ use crate::retrieve::{
 };
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 /// `--target retrieve --top-k K --retrieval MODE`.
@@ -37,29 +38,42 @@ pub struct RetrieveSetup {
 
 impl RetrieveTarget {
     /// Open (or build) the dataset's index; for dense and hybrid, load MiniLM from
-    /// `minilm_dir` and make sure the chunk vectors exist.
+    /// `minilm_dir` and make sure the chunk vectors exist. A raised `cancel` stops the
+    /// vectors between batches (a run cancelled while it prepares).
     pub fn for_dataset(
         dataset: &Dataset,
         settings: IndexSettings,
         mode: RetrievalMode,
         top_k: usize,
         minilm_dir: &Path,
+        cancel: Option<&AtomicBool>,
     ) -> Result<(Self, RetrieveSetup), RetrieveError> {
         let (index, report) = index_dataset(dataset, settings)?;
-        Self::with_index(index, report, mode, top_k, minilm_dir)
+        Self::with_index_cancellable(index, report, mode, top_k, minilm_dir, cancel)
     }
 
     /// Wrap an index already open (tests and benches reuse one across modes).
     pub fn with_index(
-        mut index: CorpusIndex,
+        index: CorpusIndex,
         report: IndexReport,
         mode: RetrievalMode,
         top_k: usize,
         minilm_dir: &Path,
     ) -> Result<(Self, RetrieveSetup), RetrieveError> {
+        Self::with_index_cancellable(index, report, mode, top_k, minilm_dir, None)
+    }
+
+    fn with_index_cancellable(
+        mut index: CorpusIndex,
+        report: IndexReport,
+        mode: RetrievalMode,
+        top_k: usize,
+        minilm_dir: &Path,
+        cancel: Option<&AtomicBool>,
+    ) -> Result<(Self, RetrieveSetup), RetrieveError> {
         let (model, embeddings) = if mode.needs_embeddings() {
             let model = MiniLm::load(minilm_dir)?;
-            let status = index.ensure_embeddings(&model)?;
+            let status = index.ensure_embeddings_cancellable(&model, cancel)?;
             (Some(model), Some(status))
         } else {
             (None, None)

@@ -219,6 +219,7 @@ fn retriever(
         options.retrieval,
         options.top_k,
         &minilm_dir,
+        options.cancel.as_deref(),
     )?;
     let target = if options.remove_golden_context { target.removing_golden_context() } else { target };
     Ok(match reranker {
