@@ -12,6 +12,8 @@
 //!   (`assay_kernels::q8_0`), faster, and bit-identical to candle's per-pair dot products
 //!   below 8 rows (prompts on AVX-512 VNNI sum in another order: equal to rounding;
 //!   docs/runtime.md). Everything else: candle.
+//! - CPU, a tied Q8_0 embedding table (SmolLM2's): held once as our Q8_0 kernel's rows, which
+//!   serve the embedding lookup too ([`WeightMatrix::tied_q8_0`], [`embed_q8_0`]).
 //! - CPU, Q4_K and Q6_K: our own kernel (`assay_kernels::k_quants`) on the file's blocks in
 //!   place. candle would keep packed copies beside them (on the 1.5B model 3.7 GB at the peak
 //!   against 1.4 GB) and is no faster, not even with AMX (docs/runtime.md).
@@ -71,7 +73,7 @@ impl WeightMatrix {
 
     /// The weights of `t` without a copy: tied embeddings share the embedding table with the
     /// output projection. On candle's kernels, or our K-quant kernel, which reads `t` in place
-    /// (our Q8_0 kernel would need a second copy).
+    /// (a Q8_0 table for our Q8_0 kernel goes through [`WeightMatrix::tied_q8_0`] instead).
     pub fn shared(t: Arc<QTensor>) -> candle_core::Result<Self> {
         if let Some((ty, isa)) = own_k_quant_kernel_for(&t)? {
             return Ok(Self(Kernel::OwnKQuant(t, ty, isa)));
