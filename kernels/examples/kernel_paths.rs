@@ -108,6 +108,45 @@ fn main() {
             println!("| Q8_0 {n}×{width} | {m} | {} |", cells(&times));
         }
     }
+    // A SmolLM2 decode step's products: 30 layers of one-row products over weights that do not
+    // stay in cache (80 MiB as Q4_1, 119 MiB as Q8_0), as the model streams them.
+    if wanted("Q4_1") {
+        let layer_shapes = [(960, 576), (576, 576), (3072, 576), (576, 1536)];
+        let q4_weights: Vec<Q4Rows> = (0..30)
+            .flat_map(|layer| layer_shapes.iter().map(move |&(n, width)| (layer, n, width)))
+            .map(|(layer, n, width)| {
+                let mut bytes: Vec<u8> = pseudo_random(n * width / 32 * q4_1::BLOCK_BYTES, 20 + layer).iter().map(|v| (v * 127.0 + 128.0) as u8).collect();
+                for block in bytes.chunks_exact_mut(q4_1::BLOCK_BYTES) {
+                    block[0..2].copy_from_slice(&half::f16::from_f32(0.002).to_le_bytes());
+                    block[2..4].copy_from_slice(&half::f16::from_f32(-0.015).to_le_bytes());
+                }
+                Q4Rows::from_ggml_bytes(&bytes, n, width).expect("sizes agree")
+            })
+            .collect();
+        let q8_weights: Vec<Q8Rows> = q4_weights
+            .iter()
+            .map(|w| {
+                let width = w.blocks_per_row * 32;
+                let dense: Vec<f32> = (0..w.rows * width).map(|k| w.value(k / 32, k % 32)).collect();
+                Q8Rows::quantize(&dense, w.rows, width).expect("sizes agree")
+            })
+            .collect();
+        let inputs: Vec<Q8Rows> = [576, 1536].iter().map(|&width| Q8Rows::quantize(&pseudo_random(width, 4), 1, width).expect("sizes agree")).collect();
+        let input = |width: usize| &inputs[usize::from(width != 576)];
+        let mut dst = vec![0f32; 3072];
+        let q4 = fastest_by_turns(&paths, |_| false, |isa| {
+            for w in &q4_weights {
+                q4_1::matmul(isa, w, input(w.blocks_per_row * 32), &mut dst[..w.rows], &parallel).expect("sizes agree");
+            }
+        });
+        println!("| SmolLM2 decode step, 120 products as Q4_1 | 1 | {} |", cells(&q4));
+        let q8 = fastest_by_turns(&paths, |_| false, |isa| {
+            for w in &q8_weights {
+                q8_0::matmul(isa, w, input(w.blocks_per_row * 32), &mut dst[..w.rows], &parallel).expect("sizes agree");
+            }
+        });
+        println!("| same, held as Q8_0 | 1 | {} |", cells(&q8));
+    }
     // SmolLM2's Q4_1 matrices: q/k/v fused, gate+up fused, `ffn_down`.
     let q4_shapes = if wanted("Q4_1") { &[(960, 576), (3072, 576), (576, 1536)][..] } else { &[] };
     for &(n, width) in q4_shapes {
