@@ -54,7 +54,7 @@ pub enum RunError {
     DatabaseLocked {
         run: String,
         #[source]
-        source: StoreError,
+        source: Box<StoreError>,
         attempts: u32,
         waited_s: f64,
         /// Where the finished items that could not be committed are kept, said in words.
@@ -369,7 +369,7 @@ fn give_up_locked(store: &mut Store, run_id: &str, uncommitted: &[ItemRecord], o
     };
     RunError::DatabaseLocked {
         run: run_id.to_string(),
-        source: out.error,
+        source: Box::new(out.error),
         attempts: out.attempts,
         waited_s: out.waited.as_secs_f64(),
         kept,
