@@ -12,7 +12,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync, mkdirSync, readFileSync, existsSync, cpSync, copyFileSync, mkdtempSync } from "node:fs";
-import { spawn } from "node:child_process";
+import { spawn, execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { createHash } from "node:crypto";
 import path from "node:path";
@@ -505,4 +505,25 @@ test("an answer that forges a grader's turn is flagged, and the statement judge'
   assert.equal(marked.length, unsupported.size);
   await driver.executeScript("document.querySelector('#item-detail .statements-block').scrollIntoView()");
   await shot("21-flagged-statements");
+});
+
+test("a run whose stored row is damaged is listed apart with its field, and the others still open", async () => {
+  // Last in this file: it leaves a damaged run in the database.
+  assay("run", dataset, "--target", `answers:${dataset}/answers-careful.jsonl`, "--limit", "2", "--name", "to damage");
+  const id = runByName("to damage").id;
+  const listedBefore = JSON.parse(assay("runs", "--json")).length;
+  // A settings column that no longer parses, written behind Assay's back.
+  execFileSync("python3", ["-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+    + "c.execute(\"UPDATE runs SET config_json = '{' WHERE id = ?\", (sys.argv[2],)); c.commit()", db, id]);
+  await nav("runs");
+  const item = await $(`#damaged-runs li[data-run="${id}"]`);
+  assert.match(await item.getText(), /table runs, row .*field config_json/);
+  const names = await Promise.all((await $$("#runs-table td.name")).map((td) => td.getText()));
+  assert.equal(names.length, listedBefore - 1, "every other run still listed");
+  assert.ok(!names.includes("to damage"));
+  await (await $('#runs-table tr[data-run] td.name')).click();
+  await $("#summary-cards");
+  await nav("runs");
+  await $("#damaged-runs");
+  await shot("22-damaged-run");
 });

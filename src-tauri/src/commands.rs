@@ -39,8 +39,11 @@ pub async fn db_path() -> Result<String, String> {
 }
 
 #[tauri::command]
-pub async fn list_runs() -> Result<Vec<RunRecord>, String> {
-    open_store()?.runs().map_err(|e| e.to_string())
+pub async fn list_runs() -> Result<serde_json::Value, String> {
+    // The runs that read, and those whose row is damaged named with their table, row and field
+    // (the core's RunListing), so one damaged run neither hides the others nor goes unseen.
+    let listing = open_store()?.listing().map_err(|e| e.to_string())?;
+    serde_json::to_value(listing).map_err(|e| e.to_string())
 }
 
 /// Everything the Run screen shows: the JSON export of the run and the report's charts.

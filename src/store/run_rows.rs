@@ -10,7 +10,7 @@ use super::{Store, StoreError};
 use crate::record::{RunConfig, RunRecord, RunStatus};
 
 /// Every run of a database, newest first: those read whole, and those whose row is damaged.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct RunListing {
     pub runs: Vec<RunRecord>,
     pub damaged: Vec<DamagedRun>,

@@ -86,6 +86,14 @@ export interface MetricGuide { primary: MetricEntry | null; sections: { group: s
 export interface GridRow {
   question_id: string; question: string; scores: (number | null)[][]; failed: boolean[]; errors: (string | null)[];
 }
+/** A stored row that cannot be read: the core names its table, row, field and what it found. */
+export interface DamagedRow { table: string; row: string; field: string; problem: string }
+/** Every run of the database: those that read, and those whose row is damaged (listed apart). */
+export interface RunListing {
+  runs: RunRecord[];
+  damaged: { id: string; name: string | null; experiment: string | null; damage: DamagedRow }[];
+}
+
 /** `labels[i]` is the name a person reads for `metrics[i]` (the core's; a judge keeps its own). */
 export interface QuestionGrid { metrics: string[]; labels: string[]; rows: GridRow[]; fails_below: number }
 
@@ -232,7 +240,8 @@ export const api = {
   calibrateJudges: (runs: string[], labels: string[], calibrate: boolean) =>
     invoke<JudgeAgreement>("calibrate_judges", { runs, labels, labelsAs: null, calibrate }),
   dbPath: () => invoke<string>("db_path"),
-  listRuns: () => invoke<RunRecord[]>("list_runs"),
+  runListing: () => invoke<RunListing>("list_runs"),
+  listRuns: async () => (await invoke<RunListing>("list_runs")).runs,
   runView: (run: string) => invoke<RunView>("run_view", { run }),
   runHeld: (run: string) => invoke<boolean>("run_held", { run }),
   listDatasets: () => invoke<KnownDataset[]>("list_datasets"),

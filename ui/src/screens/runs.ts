@@ -1,6 +1,7 @@
 // Runs list: every run in the store (CLI runs included), newest first. Tick runs to compare or
-// export them; Enter or a click opens one. Arrow keys move between rows.
-import { api, errorText, RunRecord } from "../api";
+// export them; Enter or a click opens one. Arrow keys move between rows. Runs whose stored row
+// is damaged are listed apart with what the core found wrong, so the others still open.
+import { api, errorText, RunListing, RunRecord } from "../api";
 import { h, append } from "../dom";
 import { when } from "../format";
 import { go, selection } from "../router";
@@ -11,12 +12,20 @@ export async function renderRuns(area: HTMLElement): Promise<void> {
   const dbLine = h("p", { class: "muted", id: "db-path" });
   append(area, dbLine);
   api.dbPath().then((p) => (dbLine.textContent = `Database: ${p}`)).catch(() => undefined);
-  let runs: RunRecord[];
+  let listing: RunListing;
   try {
-    runs = await api.listRuns();
+    listing = await api.runListing();
   } catch (e) {
     append(area, h("p", { class: "error" }, errorText(e)));
     return;
+  }
+  const runs: RunRecord[] = listing.runs;
+  if (listing.damaged.length > 0) {
+    append(area, h("section", { class: "warn", id: "damaged-runs" },
+      h("p", {}, `${listing.damaged.length === 1 ? "One run" : `${listing.damaged.length} runs`} cannot be read from the database (nothing was changed):`),
+      h("ul", {}, ...listing.damaged.map((d) => h("li", { "data-run": d.id },
+        h("span", { class: "mono" }, d.id), d.name ? ` (${d.name})` : "",
+        `: table ${d.damage.table}, row ${d.damage.row}, field ${d.damage.field} ${d.damage.problem}`)))));
   }
   if (runs.length === 0) {
     append(area, h("p", {}, "No runs yet. Start one under New run, or with `assay run` on the command line."));
