@@ -3,7 +3,7 @@
 
 use assay::corpus::{ChunkSettings, DocumentProblem};
 use assay::dataset::CorpusFile;
-use assay::retrieve::{open_or_build, IndexSettings, IndexStatus, RetrievalMode};
+use assay::retrieve::{open_or_build, open_or_build_cancellable, IndexSettings, IndexStatus, RetrievalMode, RetrieveError};
 use std::path::{Path, PathBuf};
 
 fn fixture(rel: &str) -> PathBuf {
@@ -179,4 +179,29 @@ fn pdf_twins_retrieve_as_well_as_markdown() {
     let (md_hits, pdf_hits) = (score(&md_index), score(&pdf_index));
     assert_eq!(md_hits, questions.len(), "Markdown index misses questions");
     assert_eq!(pdf_hits, md_hits, "PDF twins retrieve worse than Markdown");
+}
+
+#[test]
+fn a_cancelled_build_stops_between_documents_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = corpus(dir.path(), "pdf");
+    let cache = dir.path().join("index");
+    // Raised from another thread once the build has begun would race the three small PDFs;
+    // raised before, the build must stop at the first check, before any document is read.
+    let cancel = std::sync::atomic::AtomicBool::new(true);
+    let Err(err) = open_or_build_cancellable(&files, &cache, IndexSettings::default(), Some(&cancel)) else {
+        panic!("a raised flag built the index anyway");
+    };
+    match &err {
+        RetrieveError::Cancelled(stopped) => assert_eq!((stopped.done, stopped.total), (0, 3)),
+        other => panic!("not a cancellation: {other}"),
+    }
+    assert!(err.to_string().contains("0 of 3 documents"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&cache).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+    assert!(left.is_empty(), "a cancelled build left {left:?}");
+    // Lowered, the same call builds the index (nothing stale was kept to reuse).
+    cancel.store(false, std::sync::atomic::Ordering::Relaxed);
+    let (_, report) = open_or_build_cancellable(&files, &cache, IndexSettings::default(), Some(&cancel)).unwrap();
+    assert!(matches!(report.status, IndexStatus::Built { .. }), "{report:?}");
+    assert_eq!(report.indexed_documents, 3);
 }

@@ -15,7 +15,7 @@ mod text;
 
 pub use chunk::{chunk_document, ChunkSettings};
 pub use issue::{DocumentIssue, DocumentProblem};
-pub use read::{read_corpus, read_document, CorpusRead, ReadLimits};
+pub use read::{read_corpus, read_corpus_cancellable, read_document, CorpusRead, ReadCancelled, ReadLimits};
 pub use sentence::split_sentences;
 
 use serde::{Deserialize, Serialize};

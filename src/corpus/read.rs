@@ -9,6 +9,7 @@ use super::{Document, DocumentIssue, DocumentKind, DocumentProblem, Section};
 use crate::dataset::CorpusFile;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ReadLimits {
@@ -87,8 +88,23 @@ pub fn read_document(
 
 /// Read every listed document; a document that fails is recorded and skipped.
 pub fn read_corpus(files: &[CorpusFile], limits: ReadLimits) -> CorpusRead {
+    // Without a flag nothing can stop it.
+    read_corpus_cancellable(files, limits, None).unwrap_or_default()
+}
+
+/// `read_corpus`, stopping between documents once `cancel` is raised (a run cancelled while
+/// it builds its index: a long PDF takes seconds, a corpus minutes). Stopped, it says how many
+/// documents it had read.
+pub fn read_corpus_cancellable(
+    files: &[CorpusFile],
+    limits: ReadLimits,
+    cancel: Option<&AtomicBool>,
+) -> Result<CorpusRead, ReadCancelled> {
     let mut read = CorpusRead::default();
-    for file in files {
+    for (done, file) in files.iter().enumerate() {
+        if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return Err(ReadCancelled { done, total: files.len() });
+        }
         let issue = |skipped, problem| DocumentIssue {
             doc: file.id.clone(),
             path: file.path.clone(),
@@ -103,5 +119,13 @@ pub fn read_corpus(files: &[CorpusFile], limits: ReadLimits) -> CorpusRead {
             Err(problem) => read.issues.push(issue(true, problem)),
         }
     }
-    read
+    Ok(read)
+}
+
+/// A corpus read stopped by its cancel flag after `done` of `total` documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("cancelled while reading the corpus ({done} of {total} documents read)")]
+pub struct ReadCancelled {
+    pub done: usize,
+    pub total: usize,
 }

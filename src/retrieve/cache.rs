@@ -7,11 +7,12 @@ use super::bm25::Bm25Index;
 use super::dense::DenseVectors;
 use super::fingerprint::{describe_changes, IndexSettings, document_states, fingerprint, DocumentState, INDEX_FORMAT};
 use super::RetrieveError;
-use crate::corpus::{chunk_document, read_corpus, Chunk, DocumentIssue};
+use crate::corpus::{chunk_document, read_corpus_cancellable, Chunk, DocumentIssue};
 use crate::dataset::{CorpusFile, Dataset};
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 const MANIFEST_FILE: &str = "manifest.json";
@@ -149,7 +150,17 @@ pub fn index_dataset(
     dataset: &Dataset,
     settings: IndexSettings,
 ) -> Result<(CorpusIndex, IndexReport), RetrieveError> {
-    open_or_build(&dataset.documents, &index_dir_for(&dataset.root)?, settings)
+    index_dataset_cancellable(dataset, settings, None)
+}
+
+/// `index_dataset`, stopping between documents once `cancel` is raised (nothing is left
+/// behind: the next build starts over).
+pub fn index_dataset_cancellable(
+    dataset: &Dataset,
+    settings: IndexSettings,
+    cancel: Option<&AtomicBool>,
+) -> Result<(CorpusIndex, IndexReport), RetrieveError> {
+    open_or_build_cancellable(&dataset.documents, &index_dir_for(&dataset.root)?, settings, cancel)
 }
 
 /// Reuse the index of exactly these documents and settings under `cache_dir`, or build it.
@@ -157,6 +168,16 @@ pub fn open_or_build(
     files: &[CorpusFile],
     cache_dir: &Path,
     settings: IndexSettings,
+) -> Result<(CorpusIndex, IndexReport), RetrieveError> {
+    open_or_build_cancellable(files, cache_dir, settings, None)
+}
+
+/// `open_or_build`, a build stopped between documents once `cancel` is raised.
+pub fn open_or_build_cancellable(
+    files: &[CorpusFile],
+    cache_dir: &Path,
+    settings: IndexSettings,
+    cancel: Option<&AtomicBool>,
 ) -> Result<(CorpusIndex, IndexReport), RetrieveError> {
     let states = document_states(files);
     let fingerprint = fingerprint(&states, &settings);
@@ -173,7 +194,7 @@ pub fn open_or_build(
     } else {
         why_no_index(cache_dir, &states, &settings)
     };
-    let (index, seconds) = build(files, cache_dir, &dir, &states, &fingerprint, settings)?;
+    let (index, seconds) = build(files, cache_dir, &dir, &states, &fingerprint, settings, cancel)?;
     remove_superseded(cache_dir, &dir, &settings);
     let report = report(&index, files.len(), status, Some(seconds));
     Ok((index, report))
@@ -269,6 +290,7 @@ fn why_no_index(cache_dir: &Path, states: &[DocumentState], settings: &IndexSett
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build(
     files: &[CorpusFile],
     cache_dir: &Path,
@@ -276,9 +298,11 @@ fn build(
     states: &[DocumentState],
     fingerprint: &str,
     settings: IndexSettings,
+    cancel: Option<&AtomicBool>,
 ) -> Result<(CorpusIndex, f64), RetrieveError> {
     let start = Instant::now();
-    let read = read_corpus(files, settings.limits);
+    // Reading is the long part (PDF text); nothing is on disk yet when it stops.
+    let read = read_corpus_cancellable(files, settings.limits, cancel)?;
     let chunks: Vec<Chunk> = read
         .documents
         .iter()

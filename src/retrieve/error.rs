@@ -18,6 +18,8 @@ pub enum RetrieveError {
     NoEmbeddings(&'static str),
     #[error(transparent)]
     Embed(#[from] EmbedError),
+    #[error(transparent)]
+    Cancelled(#[from] crate::corpus::ReadCancelled),
     #[error("reranking with {model}: {source}")]
     Rerank { model: String, source: crate::llm::error::LlmError },
 }

@@ -18,7 +18,7 @@ mod rerank;
 mod search;
 
 pub use cache::{
-    index_dataset, index_dir_for, open_or_build, CorpusIndex, IndexManifest, IndexReport,
+    index_dataset, index_dataset_cancellable, index_dir_for, open_or_build, open_or_build_cancellable, CorpusIndex, IndexManifest, IndexReport,
     IndexStatus,
 };
 pub use dense::EmbeddingStatus;

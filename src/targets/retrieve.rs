@@ -7,7 +7,7 @@ use super::{Answer, Target, TargetError};
 use crate::dataset::{Dataset, Question};
 use crate::metrics::ranking::{context_coverage, CONTEXT_COVERAGE_THRESHOLD};
 use crate::retrieve::{
-    index_dataset, CorpusIndex, EmbeddingStatus, IndexReport, IndexSettings, MiniLm,
+    index_dataset_cancellable, CorpusIndex, EmbeddingStatus, IndexReport, IndexSettings, MiniLm,
     Reranker, RetrievalMode, RetrieveError,
 };
 use std::collections::BTreeSet;
@@ -38,8 +38,9 @@ pub struct RetrieveSetup {
 
 impl RetrieveTarget {
     /// Open (or build) the dataset's index; for dense and hybrid, load MiniLM from
-    /// `minilm_dir` and make sure the chunk vectors exist. A raised `cancel` stops the
-    /// vectors between batches (a run cancelled while it prepares).
+    /// `minilm_dir` and make sure the chunk vectors exist. A raised `cancel` stops the index
+    /// build between documents and the vectors between batches (a run cancelled while it
+    /// prepares).
     pub fn for_dataset(
         dataset: &Dataset,
         settings: IndexSettings,
@@ -48,7 +49,7 @@ impl RetrieveTarget {
         minilm_dir: &Path,
         cancel: Option<&AtomicBool>,
     ) -> Result<(Self, RetrieveSetup), RetrieveError> {
-        let (index, report) = index_dataset(dataset, settings)?;
+        let (index, report) = index_dataset_cancellable(dataset, settings, cancel)?;
         Self::with_index_cancellable(index, report, mode, top_k, minilm_dir, cancel)
     }
 
