@@ -25,7 +25,7 @@
 //! row at a time (`neon`); and plain Rust everywhere (`scalar`), the reference the others are
 //! tested against.
 
-use crate::Parallel;
+use crate::{Parallel, SharedOut};
 use crate::isa::Isa;
 use std::ops::Range;
 
@@ -188,19 +188,6 @@ fn panel_width(isa: Isa) -> usize {
         Isa::Scalar | Isa::Neon | Isa::NeonDotprod | Isa::NeonI8mm => 0,
     }
 }
-
-/// A buffer written by several threads at disjoint places.
-#[derive(Clone, Copy)]
-struct SharedOut<T>(*mut T);
-impl<T> SharedOut<T> {
-    // A method, so closures capture the Sync wrapper rather than its raw pointer field.
-    fn ptr(&self) -> *mut T {
-        self.0
-    }
-}
-// SAFETY: every user writes each element from exactly one work item.
-unsafe impl<T> Sync for SharedOut<T> {}
-unsafe impl<T> Send for SharedOut<T> {}
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;

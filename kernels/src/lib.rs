@@ -35,6 +35,20 @@ fn for_each_output_tile(
     });
 }
 
+/// An output buffer written by several threads at disjoint places (the work items of
+/// `for_each_output_tile` or of a quantizer's blocks), shared by every kernel module.
+#[derive(Clone, Copy)]
+pub(crate) struct SharedOut<T>(pub(crate) *mut T);
+impl<T> SharedOut<T> {
+    // A method, so closures capture the Sync wrapper rather than its raw pointer field.
+    pub(crate) fn ptr(&self) -> *mut T {
+        self.0
+    }
+}
+// SAFETY: every user writes each element from exactly one work item.
+unsafe impl<T> Sync for SharedOut<T> {}
+unsafe impl<T> Send for SharedOut<T> {}
+
 /// What the kernels' tests share: a serial stand-in for the thread pool and reproducible
 /// pseudo-random numbers.
 #[cfg(test)]

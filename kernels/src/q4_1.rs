@@ -26,7 +26,7 @@
 //! SmolLM2, whose activations are re-quantized at every layer, a 1e-7 difference between two
 //! summation orders moved an option's log-probability by 0.018).
 
-use crate::Parallel;
+use crate::{Parallel, SharedOut};
 use crate::isa::Isa;
 use crate::q8_0::{Q8Rows, BLOCK};
 
@@ -156,19 +156,6 @@ pub fn matmul(isa: Isa, w: &Q4Rows, a: &Q8Rows, dst: &mut [f32], parallel: Paral
     });
     Ok(())
 }
-
-/// The output buffer, written by several threads at disjoint cells.
-#[derive(Clone, Copy)]
-struct SharedOut(*mut f32);
-impl SharedOut {
-    // A method, so closures capture the Sync wrapper rather than its raw pointer field.
-    fn ptr(&self) -> *mut f32 {
-        self.0
-    }
-}
-// SAFETY: see `matmul`: each cell is written by exactly one work item.
-unsafe impl Sync for SharedOut {}
-unsafe impl Send for SharedOut {}
 
 #[cfg(target_arch = "aarch64")]
 mod neon;

@@ -24,7 +24,7 @@
 //! Paths: [`Isa::Scalar`] everywhere (the reference), the x86 paths in `x86`, the aarch64
 //! ones (NEON, dotprod, i8mm tiles; no panels yet) in `neon`.
 
-use crate::Parallel;
+use crate::{Parallel, SharedOut};
 use crate::isa::Isa;
 
 /// Values per block.
@@ -167,19 +167,6 @@ fn panel_width(isa: Isa) -> usize {
 }
 /// Activation rows per panel work item.
 const PANEL_ROWS: usize = 64;
-
-/// The output buffer, written by several threads at disjoint cells.
-#[derive(Clone, Copy)]
-struct SharedOut(*mut f32);
-impl SharedOut {
-    // A method, so closures capture the Sync wrapper rather than its raw pointer field.
-    fn ptr(&self) -> *mut f32 {
-        self.0
-    }
-}
-// SAFETY: see `matmul`: each cell is written by exactly one work item.
-unsafe impl Sync for SharedOut {}
-unsafe impl Send for SharedOut {}
 
 #[cfg(target_arch = "aarch64")]
 mod neon;

@@ -93,7 +93,7 @@ pub fn question_grid(reports: &[RunReport], primary: &str) -> QuestionGrid {
 mod tests {
     use super::*;
     use crate::dataset::Question;
-    use crate::record::{ItemRecord, RunConfig, RunRecord, RunStatus, Verdict};
+    use crate::record::{ItemRecord, RunRecord, RunStatus, Verdict};
     use crate::stats::summarize;
 
     fn item(id: &str, token_f1: f64, correct: Option<bool>, error: Option<&str>) -> ItemRecord {
