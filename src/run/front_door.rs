@@ -104,23 +104,12 @@ pub fn run_experiment(
     for (position, plan) in plans.into_iter().enumerate() {
         let (store, prepared) = match plan {
             Plan::New(request) => {
-                // Ctrl-C stops an index build or a model load where it can (between batches of
-                // vectors): the error it gives is the cancellation, not a failure to report.
-                let checked = match check_new_run(dataset, &request) {
-                    Ok(checked) => checked,
-                    Err(_) if cancel.load(Ordering::Relaxed) => {
-                        cancelled = true;
-                        break;
-                    }
-                    Err(e) => return Err(e),
-                };
-                // Ctrl-C while the target was built (an index, a model load): stop before a run
-                // row or a database exists, so nothing is left behind (not an empty
-                // "cancelled" run).
-                if cancel.load(Ordering::Relaxed) {
+                // Stopped before a run row or a database exists, so nothing is left behind (not
+                // an empty "cancelled" run).
+                let Some(checked) = unless_cancelled(check_new_run(dataset, &request), cancel)? else {
                     cancelled = true;
                     break;
-                }
+                };
                 // Opened once the first run checked out: a bad prompt or judge spec must not
                 // leave a new database file behind.
                 let store = match &mut store {
@@ -132,19 +121,11 @@ pub fn run_experiment(
             }
             Plan::Resume(request) => {
                 let store = store.as_mut().ok_or_else(|| RunError::Experiment("resume without an open database".into()))?;
-                let prepared = match prepare_resume(store, dataset, &request) {
-                    Ok(prepared) => prepared,
-                    Err(_) if cancel.load(Ordering::Relaxed) => {
-                        cancelled = true;
-                        break;
-                    }
-                    Err(e) => return Err(e),
-                };
                 // Cancelled while its target was rebuilt: the run stays as it was.
-                if cancel.load(Ordering::Relaxed) {
+                let Some(prepared) = unless_cancelled(prepare_resume(store, dataset, &request), cancel)? else {
                     cancelled = true;
                     break;
-                }
+                };
                 (store, prepared)
             }
         };
@@ -195,4 +176,16 @@ pub fn run_experiment(
 enum Plan {
     New(RunRequest),
     Resume(Box<ResumeRequest>),
+}
+
+/// What preparing a run gave, unless Ctrl-C came while it prepared (an index build or a model
+/// load stops where it can, between documents or batches of vectors): then `None`, whether
+/// the preparation failed because of it or finished anyway, since the error it gives is the
+/// cancellation, not a failure to report.
+fn unless_cancelled<T>(prepared: Result<T, RunError>, cancel: &AtomicBool) -> Result<Option<T>, RunError> {
+    match prepared {
+        _ if cancel.load(Ordering::Relaxed) => Ok(None),
+        Ok(value) => Ok(Some(value)),
+        Err(e) => Err(e),
+    }
 }
