@@ -370,9 +370,9 @@ fn encrypted_pdf(text: &str, extra: Option<(&[(&str, pdf_extract::Object)], Vec<
     doc.save_to(&mut out).unwrap();
     // lopdf's writer leaves object streams out (it would write its own): the extra stream is
     // typed `/ObjStX` and renamed in the file, where dictionary names are not encrypted.
-    let (placeholder, object_stream) = (b"/ObjStX", b"/ObjStm");
-    while let Some(at) = out.windows(placeholder.len()).position(|w| w == placeholder) {
-        out[at..at + placeholder.len()].copy_from_slice(object_stream);
+    let (stand_in, object_stream) = (b"/ObjStX", b"/ObjStm");
+    while let Some(at) = out.windows(stand_in.len()).position(|w| w == stand_in) {
+        out[at..at + stand_in.len()].copy_from_slice(object_stream);
     }
     out
 }
