@@ -13,14 +13,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ReadLimits {
-    /// Larger files are skipped: a manual is rarely over a few MB, and a 50 MB dump would
-    /// dominate the index and the embedding time.
+    /// Larger files are skipped, so a stray dump cannot fill memory or the index. 128 MiB, not
+    /// less: an annual report with photographs runs to tens of MB, mostly JPEG that is never
+    /// decoded (its text is what is read, and the decoded-stream budget bounds the rest).
     pub max_document_bytes: u64,
 }
 
 impl Default for ReadLimits {
     fn default() -> Self {
-        Self { max_document_bytes: 32 * 1024 * 1024 }
+        Self { max_document_bytes: 128 * 1024 * 1024 }
     }
 }
 
