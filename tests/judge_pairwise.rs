@@ -285,11 +285,15 @@ fn a_comparison_is_judged_once_stored_and_reused() {
 
     // A report of the two runs reads the stored judgments back (nothing judged) with the same
     // figures, and shows them in every format that shows comparisons.
-    let from_store = assay::run::stored_pairwise(&store, &careful, &sloppy, None).unwrap().expect("judgments are stored");
+    let from_store = assay::run::stored_pairwise(&store, &careful, &sloppy, None, None).unwrap().expect("judgments are stored");
     assert_eq!((from_store.source.judge.as_str(), from_store.source.judged, from_store.source.reused), ("better", 0, 3));
     let stored_stats = from_store.statistics.clone().unwrap();
     assert!(close(stored_stats.win_rate, stats.win_rate) && stored_stats.wins == stats.wins);
     assert_eq!(from_store.headline, first.headline);
+    // Asked for by judge model: that model's judgments, none for a model that judged nothing.
+    let by_model = assay::run::stored_pairwise(&store, &careful, &sloppy, Some(llm_common::TEST_MODEL), None).unwrap().expect("this model judged");
+    assert_eq!(by_model.headline, first.headline);
+    assert!(assay::run::stored_pairwise(&store, &careful, &sloppy, Some("qwen2.5-coder-0.5b-instruct"), None).unwrap().is_none());
     let reports: Vec<assay::stats::RunReport> =
         [&careful, &sloppy].iter().map(|r| assay::stats::load_report(&store, (*r).clone()).unwrap()).collect();
     let for_report = assay::run::stored_pairwise_for_report(&db, &reports).unwrap();

@@ -53,6 +53,7 @@ mod metrics_reference;
 mod models_remove;
 mod numbers_labelled;
 mod offline;
+mod pairwise_sensitivity;
 mod pdf_fidelity;
 mod rag_prompt_choice;
 mod rag_target;

@@ -205,16 +205,19 @@ fn stored_for(store: &Store, key: &PairwiseKey<'_>, pairs: &[(Question, Answer, 
 
 /// The pairwise comparison of two runs from stored judgments alone (nothing is judged): the
 /// judge and judge model used most recently for them, either way round, with the judgments
-/// whose answers are unchanged. None when no judgment is stored for the two runs. The judge is
-/// named by finding its spec among the built-ins and `judges_dir`; one no longer found is
-/// named by its hash.
+/// whose answers are unchanged. `judge_model` picks the judgments of that judge model instead
+/// (the most recent judge used with it), to set several judge models side by side. None when
+/// no judgment is stored for the two runs (by that model). The judge is named by finding its
+/// spec among the built-ins and `judges_dir`; one no longer found is named by its hash.
 pub fn stored_pairwise(
     store: &Store,
     run_a: &RunRecord,
     run_b: &RunRecord,
+    judge_model: Option<&str>,
     judges_dir: Option<&Path>,
 ) -> Result<Option<PairwiseOutcome>, PairwiseError> {
-    let Some(latest) = store.pairwise_judges(&run_a.id, &run_b.id)?.into_iter().next() else { return Ok(None) };
+    let judges = store.pairwise_judges(&run_a.id, &run_b.id)?;
+    let Some(latest) = judges.into_iter().find(|j| judge_model.is_none_or(|m| j.judge_model == m)) else { return Ok(None) };
     let key = PairwiseKey { run_a: &run_a.id, run_b: &run_b.id, judge_sha256: &latest.judge_sha256, judge_model: &latest.judge_model };
     let (pairs, excluded) = answered_by_both(store, run_a, run_b)?;
     let judgments: Vec<PairwiseJudgment> = stored_for(store, &key, &pairs)?.into_iter().flatten().collect();
@@ -251,7 +254,7 @@ pub fn stored_pairwise(
 pub fn stored_pairwise_of(order: &PairwiseOrder) -> Result<Option<PairwiseOutcome>, PairwiseError> {
     let store = Store::open_existing(&order.database)?;
     let (run_a, run_b) = (store.find_run(&order.run_a)?, store.find_run(&order.run_b)?);
-    stored_pairwise(&store, &run_a, &run_b, order.judges_dir.as_deref())
+    stored_pairwise(&store, &run_a, &run_b, None, order.judges_dir.as_deref())
 }
 
 /// The stored pairwise comparisons a report of `reports` shows: each later run against the
@@ -262,7 +265,7 @@ pub fn stored_pairwise_for_report(database: &Path, reports: &[RunReport]) -> Res
     let store = Store::open_existing(database)?;
     let mut found = Vec::new();
     for other in rest {
-        if let Some(outcome) = stored_pairwise(&store, &first.run, &other.run, None)? {
+        if let Some(outcome) = stored_pairwise(&store, &first.run, &other.run, None, None)? {
             found.push(outcome);
         }
     }
