@@ -185,7 +185,14 @@ impl JudgePanel {
 
     fn prompt_tokens(&self, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<Vec<u32>, JudgeError> {
         let rendered = spec.render(&marked(&self.model, variables))?;
-        user_prompt_tokens(&self.model, &rendered).map_err(|source| JudgeError::Model { judge: spec.name.clone(), source })
+        let tokens = user_prompt_tokens(&self.model, &rendered).map_err(|source| JudgeError::Model { judge: spec.name.clone(), source })?;
+        // What the judge model is shown, to trace a change in verdicts to its prompt
+        // (ASSAY_LOG=assay::judge::prompt=debug): the token ids, and the text they decode to.
+        if tracing::enabled!(target: "assay::judge::prompt", tracing::Level::DEBUG) {
+            let text = self.model.decode(&tokens).unwrap_or_else(|e| format!("(not decodable: {e})"));
+            tracing::debug!(target: "assay::judge::prompt", judge = %spec.name, tokens = ?tokens, text = %text.escape_debug(), "judge prompt");
+        }
+        Ok(tokens)
     }
 
     /// The state after the chat template's text that comes before any item, read once.
