@@ -7,9 +7,13 @@
 //!   AVX-512.
 //! - AVX2: `vpmaddubsw` sums pairs of products into 16 bits (at most 2 · 63 · 128 = 16,128: no
 //!   saturation for 4- and 6-bit weights), `vpmaddwd` multiplies the pairs by the sub-block's
-//!   scale (decode) or by one (panels) into 32-bit sums: ggml's AVX2 recipe.
+//!   scale into 32-bit sums: ggml's AVX2 recipe. Panels first add a whole sub-block's pairs in
+//!   16 bits where they fit (see `panel_rows`).
 //!
-//! The integer sums are exact in both, so the two paths give the same bits.
+//! The integer sums are exact in both, so the two paths give the same bits. Panels keep one
+//! integer per output and super-block (the sub-blocks' sums times their integer scales) and
+//! scale it in f32 once, where they used to convert and scale every sub-block's sum (AVX2
+//! panels 13–19% faster on Q4_K, 3–9% on Q6_K; docs/runtime.md).
 
 use super::{Q8KRows, WeightType, PANEL_ROWS, QK_K};
 use crate::isa::Isa;
@@ -301,12 +305,36 @@ unsafe fn rows_tile_vnni(ty: WeightType, w: *const u8, a: &Q8KRows, rows: Range<
 }
 
 /// One super-block of 8 weight rows laid out for the panel product: `q[g]` holds values
-/// `4g .. 4g+4` of each row (row `i` in lane `i`), `scale[s][i]` and `offset[s][i]` the f32
-/// scale and offset of row `i`'s sub-block `s` (`S` sub-blocks of `256 / S` values).
+/// `4g .. 4g+4` of each row (row `i` in lane `i`); `scale[s][i]` row `i`'s integer scale of
+/// sub-block `s` (`S` sub-blocks of `256 / S` values) as the path multiplies integer sums by it
+/// ([`scale_lane`]); `d[i]` its super-block scale; `offset[s][i]` its f32 offset of sub-block
+/// `s` (multiplied by the activations' scaled sums and subtracted).
 struct Panel<const S: usize> {
     q: [__m256i; 64],
-    scale: [[f32; PANEL]; S],
+    scale: [[i32; PANEL]; S],
+    d: [f32; PANEL],
     offset: [[f32; PANEL]; S],
+}
+
+impl<const S: usize> Panel<S> {
+    fn new() -> Self {
+        // SAFETY: a vector register is plain bits: all zeros is a valid __m256i.
+        Self { q: [unsafe { std::mem::zeroed() }; 64], scale: [[0; PANEL]; S], d: [0.0; PANEL], offset: [[0.0; PANEL]; S] }
+    }
+}
+
+/// A sub-block's integer scale in the form the path multiplies an integer sum by: AVX2's
+/// `vpmaddwd` takes 16-bit pair sums, so the scale sits in both 16-bit halves of the lane;
+/// AVX-VNNI's `vpmulld` takes the 32-bit sum `vpdpbusd` leaves, so it is the whole lane (for
+/// Q4_K's scales, 0..64, that is also the low 16 bits with a zero high half `vpdpwssd` takes).
+#[inline(always)]
+fn scale_lane<const VNNI: bool>(scale: i32) -> i32 {
+    if VNNI {
+        scale
+    } else {
+        let half = u32::from(scale as i16 as u16);
+        (half | (half << 16)) as i32
+    }
 }
 
 /// The 32-bit words at `base + rows[i]`, one per lane.
@@ -325,7 +353,7 @@ unsafe fn gather(base: *const u8, rows: __m256i) -> __m256i {
 /// The CPU must have AVX2 and F16C; `first` must point at a Q4_K block of which 7 more follow,
 /// `row_bytes` apart, and `rows` hold the lanes' byte offsets `i * row_bytes`.
 #[inline(always)]
-unsafe fn panel_q4k(first: *const u8, row_bytes: usize, rows: __m256i, panel: &mut Panel<8>) {
+unsafe fn panel_q4k<const VNNI: bool>(first: *const u8, row_bytes: usize, rows: __m256i, panel: &mut Panel<8>) {
     let low = _mm256_set1_epi8(0x0f);
     for t in 0..32 {
         let word = gather(first.add(16 + 4 * t), rows);
@@ -336,9 +364,10 @@ unsafe fn panel_q4k(first: *const u8, row_bytes: usize, rows: __m256i, panel: &m
     for i in 0..PANEL {
         let b = first.add(i * row_bytes);
         let sm = q4k_scales_and_mins(b);
-        let (d, dmin) = (f16_at(b), f16_at(b.add(2)));
+        let dmin = f16_at(b.add(2));
+        panel.d[i] = f16_at(b);
         for s in 0..8 {
-            panel.scale[s][i] = d * f32::from(sm[s]);
+            panel.scale[s][i] = scale_lane::<VNNI>(i32::from(sm[s]));
             panel.offset[s][i] = dmin * f32::from(sm[8 + s]);
         }
     }
@@ -350,7 +379,7 @@ unsafe fn panel_q4k(first: *const u8, row_bytes: usize, rows: __m256i, panel: &m
 /// The CPU must have AVX2 and F16C; `first` must point at a Q6_K block of which 7 more follow,
 /// `row_bytes` apart, and `rows` hold the lanes' byte offsets `i * row_bytes`.
 #[inline(always)]
-unsafe fn panel_q6k(first: *const u8, row_bytes: usize, rows: __m256i, panel: &mut Panel<16>) {
+unsafe fn panel_q6k<const VNNI: bool>(first: *const u8, row_bytes: usize, rows: __m256i, panel: &mut Panel<16>) {
     let (low, three) = (_mm256_set1_epi8(0x0f), _mm256_set1_epi8(0x03));
     for h in 0..2 {
         for l in (0..32).step_by(4) {
@@ -367,15 +396,23 @@ unsafe fn panel_q6k(first: *const u8, row_bytes: usize, rows: __m256i, panel: &m
     for i in 0..PANEL {
         let b = first.add(i * row_bytes);
         let d = f16_at(b.add(208));
+        panel.d[i] = d;
         for s in 0..16 {
-            let sc = f32::from(*b.add(192 + s) as i8);
-            panel.scale[s][i] = d * sc;
-            panel.offset[s][i] = 32.0 * d * sc;
+            let sc = *b.add(192 + s) as i8;
+            panel.scale[s][i] = scale_lane::<VNNI>(i32::from(sc));
+            panel.offset[s][i] = 32.0 * d * f32::from(sc);
         }
     }
 }
 
 /// `acc[r]` += the panel · activation rows `r0 + r`, for `R` rows at a time.
+///
+/// Each row's super-block sum Σ_s scale_s · Σ q·x is one exact 32-bit integer (at most
+/// 16 · 63 · 127 · 128 · 16 for Q6_K, far from 2^31), scaled in f32 once: on AVX2 the byte
+/// products' pair sums add up in 16 bits over a whole sub-block before one `vpmaddwd` by its
+/// scale (8 groups of 4-bit weights: 8 · 2 · 15 · 127 = 30,480; 6-bit weights only 2 groups,
+/// 2 · 2 · 63 · 127 = 32,004), on AVX-VNNI `vpdpbusd` sums a sub-block in 32 bits and
+/// `vpmulld` scales it. The two paths therefore give the same bits.
 ///
 /// # Safety
 /// The CPU must have AVX2 and FMA (and AVX-VNNI where `VNNI`); activation rows `r0 .. r0 + R`
@@ -384,36 +421,72 @@ unsafe fn panel_q6k(first: *const u8, row_bytes: usize, rows: __m256i, panel: &m
 unsafe fn panel_rows<const VNNI: bool, const S: usize, const R: usize>(panel: &Panel<S>, a: &Q8KRows, b: usize, r0: usize, acc: &mut [__m256; R]) {
     let nb = a.blocks_per_row;
     let per = 64 / S;
-    let ones = _mm256_set1_epi16(1);
+    // Groups of 4 values whose pair sums one 16-bit lane holds without overflow (AVX2).
+    let chunk = if S == 8 { per } else { 2 };
+    let x: [*const i32; R] = std::array::from_fn(|r| a.values.as_ptr().add((r0 + r) * nb + b) as *const i32);
+    // Blocks of bytes carry no 4-byte alignment.
+    let at = |r: usize, g: usize| _mm256_set1_epi32(x[r].add(g).read_unaligned());
+    let mut total = [_mm256_setzero_si256(); R];
     for s in 0..S {
-        let mut sum = [_mm256_setzero_si256(); R];
-        for g in (s * per..(s + 1) * per).step_by(2) {
-            for (r, sum) in sum.iter_mut().enumerate() {
-                let x = (a.values.as_ptr().add((r0 + r) * nb + b) as *const i32).add(g);
-                // Blocks of bytes carry no 4-byte alignment.
-                let (x0, x1) = (_mm256_set1_epi32(x.read_unaligned()), _mm256_set1_epi32(x.add(1).read_unaligned()));
-                *sum = if VNNI {
-                    _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(*sum, panel.q[g], x0), panel.q[g + 1], x1)
-                } else {
-                    // Two words' pair sums in 16 bits: at most 2 · 16,128, still exact.
-                    let pairs = _mm256_add_epi16(_mm256_maddubs_epi16(panel.q[g], x0), _mm256_maddubs_epi16(panel.q[g + 1], x1));
-                    _mm256_add_epi32(*sum, _mm256_madd_epi16(pairs, ones))
-                };
+        let scale = _mm256_loadu_si256(panel.scale[s].as_ptr() as *const __m256i);
+        let groups = s * per..(s + 1) * per;
+        if VNNI && S == 8 {
+            // Half a 4-bit sub-block (16 values, at most 16 · 15 · 127 = 30,480) fits the low
+            // 16 bits of a lane, which `vpdpwssd` multiplies by the scale (the high 16 bits,
+            // the sum's sign, by the lane's zero high half): two instructions per sub-block
+            // where `vpmulld` and an addition take three.
+            for first in groups.step_by(per / 2) {
+                let mut sum = [_mm256_setzero_si256(); R];
+                for g in first..first + per / 2 {
+                    for (r, sum) in sum.iter_mut().enumerate() {
+                        *sum = _mm256_dpbusd_avx_epi32(*sum, panel.q[g], at(r, g));
+                    }
+                }
+                for (total, sum) in total.iter_mut().zip(sum) {
+                    *total = _mm256_dpwssd_avx_epi32(*total, sum, scale);
+                }
+            }
+        } else if VNNI {
+            let mut sum = [_mm256_setzero_si256(); R];
+            for g in groups {
+                for (r, sum) in sum.iter_mut().enumerate() {
+                    *sum = _mm256_dpbusd_avx_epi32(*sum, panel.q[g], at(r, g));
+                }
+            }
+            for (total, sum) in total.iter_mut().zip(sum) {
+                *total = _mm256_add_epi32(*total, _mm256_mullo_epi32(sum, scale));
+            }
+        } else {
+            for first in groups.step_by(chunk) {
+                let mut pairs: [__m256i; R] = std::array::from_fn(|r| _mm256_maddubs_epi16(panel.q[first], at(r, first)));
+                for g in first + 1..first + chunk {
+                    for (r, pairs) in pairs.iter_mut().enumerate() {
+                        *pairs = _mm256_add_epi16(*pairs, _mm256_maddubs_epi16(panel.q[g], at(r, g)));
+                    }
+                }
+                for (total, pairs) in total.iter_mut().zip(pairs) {
+                    *total = _mm256_add_epi32(*total, _mm256_madd_epi16(pairs, scale));
+                }
             }
         }
-        let scale = _mm256_loadu_ps(panel.scale[s].as_ptr());
-        let offset = _mm256_loadu_ps(panel.offset[s].as_ptr());
-        for (r, acc) in acc.iter_mut().enumerate() {
-            let i = (r0 + r) * nb + b;
-            let da = _mm256_set1_ps(*a.scales.get_unchecked(i));
-            *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[r]), _mm256_mul_ps(scale, da), *acc);
-            let sums = a.sums.get_unchecked(i);
+    }
+    let d = _mm256_loadu_ps(panel.d.as_ptr());
+    for (r, (acc, total)) in acc.iter_mut().zip(total).enumerate() {
+        let i = (r0 + r) * nb + b;
+        let sums = a.sums.get_unchecked(i);
+        // The offsets in four independent sums: one chain of S fused multiply-adds would be
+        // S times their latency long, per row.
+        let mut offsets = [_mm256_setzero_ps(); 4];
+        for s in 0..S {
             let offset_sum = match S {
                 8 => sums[2 * s] + sums[2 * s + 1],
                 _ => sums[s],
             };
-            *acc = _mm256_fnmadd_ps(offset, _mm256_set1_ps(offset_sum), *acc);
+            offsets[s % 4] = _mm256_fmadd_ps(_mm256_loadu_ps(panel.offset[s].as_ptr()), _mm256_set1_ps(offset_sum), offsets[s % 4]);
         }
+        let offsets = _mm256_add_ps(_mm256_add_ps(offsets[0], offsets[1]), _mm256_add_ps(offsets[2], offsets[3]));
+        let scaled = _mm256_fmsub_ps(_mm256_cvtepi32_ps(total), _mm256_mul_ps(d, _mm256_set1_ps(*a.scales.get_unchecked(i))), offsets);
+        *acc = _mm256_add_ps(*acc, scaled);
     }
 }
 
@@ -430,10 +503,10 @@ macro_rules! panel_tile {
             let row_bytes = nb * block_bytes;
             let stride = _mm256_mullo_epi32(_mm256_set1_epi32(row_bytes as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
             let mut acc = [_mm256_setzero_ps(); PANEL_ROWS];
-            let mut panel = Panel::<$subs> { q: [_mm256_setzero_si256(); 64], scale: [[0.0; PANEL]; $subs], offset: [[0.0; PANEL]; $subs] };
+            let mut panel = Panel::<$subs>::new();
             let m = rows.len();
             for b in 0..nb {
-                $unpack(w.add(c0 * row_bytes + b * block_bytes), row_bytes, stride, &mut panel);
+                $unpack::<$vnni>(w.add(c0 * row_bytes + b * block_bytes), row_bytes, stride, &mut panel);
                 let mut r = 0;
                 while r + R <= m {
                     let mut part = [acc[r], acc[r + 1], acc[r + 2], acc[r + 3]];
