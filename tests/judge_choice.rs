@@ -4,7 +4,9 @@
 use assay::dataset::Question;
 use assay::judge::spec::{load_all, select};
 use assay::judge::choice::JudgePanel;
+use assay::judge::prompt::item_variables;
 use assay::judge::reading::Reading;
+use assay::llm::chat_template::ChatMessage;
 use assay::record::{Answer, RetrievedChunk};
 use crate::llm_common;
 
@@ -145,4 +147,43 @@ fn a_baseline_judge_divides_by_the_question_read_as_the_answer() {
     let shared_verdicts = shared.judge(&question, &answer);
     assert!(shared_verdicts["vs_nothing"].baseline.is_some());
     assert!(shared.tokens_read < whole.tokens_read, "{} read shared, {} whole", shared.tokens_read, whole.tokens_read);
+}
+
+/// Every short sample answer reaches the judge as its prompt text tokenized whole, the way
+/// judges tokenized before values were marked and stripped (2026-11-23, when `correct` agreed
+/// with the labels at 0.811): an answer without marker text loses nothing and gains no token
+/// boundary, so a change in its verdict since then comes from the arithmetic, not the prompt.
+/// The Qwen 0.5B has the default judge's tokenizer; SmolLM2 another.
+#[test]
+fn sample_answers_reach_the_judge_as_their_text_tokenized_whole() {
+    let models: Vec<_> = ["smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct"].iter().filter_map(|id| llm_common::installed(id)).collect();
+    let correct = load_all(None).unwrap()["correct"].clone();
+    let dataset = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/trailgear");
+    let lines = |file: &str| -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(dataset.join(file)).unwrap();
+        text.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+    };
+    let questions: std::collections::BTreeMap<String, Question> = lines("questions.jsonl")
+        .into_iter()
+        .map(|q| (q["id"].as_str().unwrap().to_string(), serde_json::from_value(q).unwrap()))
+        .collect();
+    for model in models {
+        let panel = JudgePanel::new(vec![correct.clone()], model.clone()).unwrap();
+        let mut checked = 0;
+        for set in ["answers-careful.jsonl", "answers-sloppy.jsonl"] {
+            for row in lines(set) {
+                let id = row["id"].as_str().unwrap();
+                let answer = Answer { text: row["answer"].as_str().unwrap().to_string(), ..Answer::default() };
+                let ours = panel.prompt_tokens_of(&questions[id], &answer).remove("correct").unwrap().unwrap();
+                let rendered = correct.render(&item_variables(&questions[id], &answer)).unwrap();
+                let text = model.chat_prompt(&[ChatMessage::user(rendered)]).unwrap();
+                let tokenizer = &model.tokenizer;
+                let mut whole: Vec<u32> = tokenizer.bos_id.filter(|_| tokenizer.add_bos).into_iter().collect();
+                whole.extend_from_slice(tokenizer.tokenizer.encode_fast(text.as_str(), false).unwrap().get_ids());
+                assert_eq!(ours, whole, "{}: {set} {id}", model.name);
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 180, "{}", model.name);
+    }
 }

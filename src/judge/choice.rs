@@ -189,7 +189,8 @@ impl JudgePanel {
         // What the judge model is shown, to trace a change in verdicts to its prompt
         // (ASSAY_LOG=assay::judge::prompt=debug): the token ids, and the text they decode to.
         if tracing::enabled!(target: "assay::judge::prompt", tracing::Level::DEBUG) {
-            let text = self.model.decode(&tokens).unwrap_or_else(|e| format!("(not decodable: {e})"));
+            // Control tokens written out, so the turns the model sees are visible.
+            let text = self.model.tokenizer.decode(&tokens, false).unwrap_or_else(|e| format!("(not decodable: {e})"));
             tracing::debug!(target: "assay::judge::prompt", judge = %spec.name, tokens = ?tokens, text = %text.escape_debug(), "judge prompt");
         }
         Ok(tokens)
