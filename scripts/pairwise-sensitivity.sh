@@ -11,15 +11,17 @@
 #
 # Usage: scripts/pairwise-sensitivity.sh
 # Env: ASSAY_SENS_DATASET (default datasets/realdocs: real PDFs, short reference answers),
-#      ASSAY_SENS_LIMIT (default 30 questions),
+#      ASSAY_SENS_LIMIT (default 20 questions: what fitted the measured hour; 30-40 where the
+#      machine allows),
 #      ASSAY_SENS_RUN_A, ASSAY_SENS_RUN_B: each run's `assay run` options (default: SmolLM2-135M
 #      with the default four retrieved excerpts, and the same with two; a run names its
 #      generator with --model), e.g. ASSAY_SENS_RUN_B="--model qwen2.5-coder-0.5b-instruct",
 #      ASSAY_SENS_JUDGE_MODELS (pairwise judge models, default the 1.5B, whose sensitivity is
-#      measured, then the 0.5B and SmolLM2 for their order bias), ASSAY_SENS_DIR (default
+#      measured, then SmolLM2 and the 0.5B for their order bias), ASSAY_SENS_DIR (default
 #      target/pairwise-sensitivity).
-# On a shared 2-core machine at load 10 a SmolLM2 answer took 45-160 s (prompts of about 2,000
-# tokens), so a 0.5B generator did not fit the hour this was measured in; see docs/pairwise.md.
+# On a shared 2-core machine at load 10-12 a SmolLM2 answer with its `correct` verdict took
+# 45-160 s (prompts of 2,000 tokens on average, most answers run to the 160-token cap), so a
+# 0.5B generator did not fit the hour this was measured in; see docs/pairwise.md.
 # Finished runs and stored judgments are reused, so the script can be stopped and started
 # again; model processes run one at a time, niced, on two threads.
 set -euo pipefail
@@ -27,10 +29,10 @@ cd "$(dirname "$0")/.."
 assay=${ASSAY_BIN:-target/debug/assay}
 [[ -x $assay ]] || cargo build --bin assay
 dataset=${ASSAY_SENS_DATASET:-datasets/realdocs}
-limit=${ASSAY_SENS_LIMIT:-30}
+limit=${ASSAY_SENS_LIMIT:-20}
 run_a=${ASSAY_SENS_RUN_A:---model smollm2-135m-instruct}
 run_b=${ASSAY_SENS_RUN_B:---model smollm2-135m-instruct --top-k 2}
-IFS=, read -r -a judge_models <<<"${ASSAY_SENS_JUDGE_MODELS:-qwen2.5-coder-1.5b-instruct,qwen2.5-coder-0.5b-instruct,smollm2-135m-instruct}"
+IFS=, read -r -a judge_models <<<"${ASSAY_SENS_JUDGE_MODELS:-qwen2.5-coder-1.5b-instruct,smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct}"
 out=${ASSAY_SENS_DIR:-target/pairwise-sensitivity}
 mkdir -p "$out"
 export ASSAY_DB="${ASSAY_DB:-$PWD/$out/runs.sqlite}"
