@@ -88,10 +88,7 @@ fn real_runs() {
     // Growing prefixes of the questions both runs answered, in the dataset's order.
     let ids: Vec<&str> = main.judgments.iter().map(|j| j.id.as_str()).collect();
     assert!(ids.len() >= 10, "a verdict needs at least 10 questions; {} judged", ids.len());
-    let mut sizes: Vec<usize> = (10..=ids.len()).step_by(10).collect();
-    if sizes.last() != Some(&ids.len()) {
-        sizes.push(ids.len());
-    }
+    let sizes = prefix_sizes(ids.len());
     println!("\n| n | absolute `{ABSOLUTE}`: B − A [95% CI] | p | verdict | pairwise: win rate of B [95% CI] | p | verdict |");
     println!("|---|---|---|---|---|---|---|");
     let (mut first_absolute, mut first_pairwise) = (None, None);
@@ -153,15 +150,21 @@ fn real_runs() {
     println!("questions where {ABSOLUTE} passes one answer and not the other: {differ}; pairwise ({model}) prefers the passed one on {agree}");
 
     // Order bias on these answers, per judge model.
-    println!("\n| judge model | questions | winner flips with the order | mean P(`1`), A first | mean P(`1`), B first | mean P(`tie`) | win rate of B [95% CI] | p | verdict |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("\n| judge model | questions | winner flips with the order | mean P(`1`), A first | mean P(`1`), B first | mean P(`tie`) | win rate of B [95% CI] | p | verdict | first verdict |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for (model, outcome) in &outcomes {
         let scored: Vec<&PairwiseJudgment> = outcome.judgments.iter().filter(|j| j.preference.is_some()).collect();
         let s = outcome.statistics.clone().expect("scored judgments");
         let first_one = |order: &std::collections::BTreeMap<String, f64>| order.get("1").copied().unwrap_or(0.0);
         let tie = |j: &PairwiseJudgment| j.preference.map_or(0.0, |p| p.tie);
+        // The same prefixes for this judge model: where its comparison first decides.
+        let first = prefix_sizes(outcome.judgments.len())
+            .into_iter()
+            .map(|n| (n, prefix_outcome(outcome, n)))
+            .find(|(_, o)| decided(o.verdict))
+            .map(|(n, o)| (n, o.verdict_text));
         println!(
-            "| {model} | {} | {} of {} ({:.0}%) | {:.3} | {:.3} | {:.4} | {:.3} [{:.3}, {:.3}] | {:.2e} | {} |",
+            "| {model} | {} | {} of {} ({:.0}%) | {:.3} | {:.3} | {:.4} | {:.3} [{:.3}, {:.3}] | {:.2e} | {} | {} |",
             s.pairs,
             s.pairs - s.order_consistent,
             s.pairs,
@@ -173,7 +176,17 @@ fn real_runs() {
             s.win_rate_ci95[0],
             s.win_rate_ci95[1],
             s.permutation_p,
-            outcome.verdict_text
+            outcome.verdict_text,
+            show(&first)
         );
     }
+}
+
+/// The prefix sizes of `len` questions: 10, 20, … and `len` itself.
+fn prefix_sizes(len: usize) -> Vec<usize> {
+    let mut sizes: Vec<usize> = (10..=len).step_by(10).collect();
+    if len > 0 && sizes.last() != Some(&len) {
+        sizes.push(len);
+    }
+    sizes
 }
