@@ -115,6 +115,10 @@ fn a_file_reads_only_the_variables_it_lists_and_never_echoes_them() {
     let sent = service.received();
     assert_eq!(sent.len(), 1);
     assert!(sent[0].headers.iter().any(|h| h == &format!("X-Api-Key: {SECRET}")), "{:?}", sent[0].headers);
+    // The body carries the question as the file's [body] says, and the secret only where listed.
+    let body: serde_json::Value = serde_json::from_str(&sent[0].body).unwrap();
+    assert!(body["question"].as_str().is_some_and(|q| !q.is_empty()), "{body}");
+    assert!(!sent[0].body.contains(SECRET), "{body}");
     assert!(!everything.contains(SECRET), "the secret is in the output or the debug log");
 }
 
