@@ -5,12 +5,14 @@
 //! continue from one reading of the item (see `reading`): the chat template's text before the
 //! item is read once per panel, the item once per answer, and each judge reads only its rubric
 //! and options. Item values are marked untrusted, so no answer can write chat markers into the
-//! judge's prompt. A failure on one item (overflow, tokenizer, model) becomes an unscored
+//! judge's prompt. Values too long for the model's window are cut by `context_fit`'s rule and
+//! the item flagged; any other failure on one item (tokenizer, model) becomes an unscored
 //! verdict carrying the reason.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::context_fit::{fit_to_context, FLAG_CUT_TO_FIT};
 use super::distribution::{unscored, verdict_against_baseline, verdict_from_logprobs};
 use super::reading::{branch_points, cached_template_states, Reader, Reading};
 use super::spec::{JudgeMode, JudgeSpec};
@@ -81,8 +83,8 @@ impl JudgePanel {
     /// All judges on one item. Claims judges add `<name>.recall`, `<name>.precision` and the
     /// label shares `<name>.recall_labels`, `<name>.precision_labels`.
     pub fn judge(&mut self, question: &Question, answer: &Answer) -> BTreeMap<String, Verdict> {
-        let variables = item_variables(question, answer);
         let model = self.model.clone();
+        let (variables, cut) = self.fitted_variables(question, answer);
         let known = self.template_state();
         let mut reader = Reader::new(&model, known, self.reading == Reading::Shared);
         let mut verdicts = BTreeMap::new();
@@ -155,13 +157,26 @@ impl JudgePanel {
         self.tokens_read += reader.tokens_read;
         // Text that addresses the grader or mimics a turn: scored, but never silently.
         super::injection::flag_if_suspect(question, answer, &mut verdicts);
+        if cut {
+            for verdict in verdicts.values_mut() {
+                verdict.flags.push(FLAG_CUT_TO_FIT.to_string());
+            }
+        }
         verdicts
+    }
+
+    /// The item's template variables, cut to fit the judge model's window (`context_fit`),
+    /// and whether any was cut.
+    fn fitted_variables<'a>(&self, question: &Question, answer: &Answer) -> (BTreeMap<&'a str, String>, bool) {
+        let mut variables = item_variables(question, answer);
+        let cut = fit_to_context(&self.model, &mut variables);
+        (variables, cut)
     }
 
     /// Token ids of each choice judge's prompt for an item, by judge name (for tests and for
     /// checking what the model is shown).
     pub fn prompt_tokens_of(&self, question: &Question, answer: &Answer) -> BTreeMap<String, Result<Vec<u32>, JudgeError>> {
-        let variables = item_variables(question, answer);
+        let (variables, _) = self.fitted_variables(question, answer);
         self.judges
             .iter()
             .filter(|j| j.mode == JudgeMode::Choice)
@@ -172,7 +187,7 @@ impl JudgePanel {
     /// The item's own tokens as this panel's judges see them: each input value any judge uses,
     /// read as plain text, counted once. The base of the reading ratio in `assay bench`.
     pub fn item_tokens(&self, question: &Question, answer: &Answer) -> usize {
-        let variables = item_variables(question, answer);
+        let (variables, _) = self.fitted_variables(question, answer);
         let mut inputs: Vec<&str> = self.judges.iter().flat_map(|j| j.inputs.iter().map(|s| s.as_str())).collect();
         inputs.sort();
         inputs.dedup();

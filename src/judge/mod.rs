@@ -7,6 +7,7 @@
 pub mod agreement;
 pub mod choice;
 pub mod claims;
+pub mod context_fit;
 mod error;
 pub mod injection;
 pub mod jury_metrics;

@@ -33,7 +33,7 @@ pub fn split_statements(text: &str) -> Vec<String> {
         };
         for part in parts {
             let part = part.trim().to_string();
-            let words = part.split_whitespace().count();
+            let words = word_count(&part);
             // A heading ("Key figures:") introduces statements; it is not one.
             let heading = part.ends_with(':') && words < 8;
             if words < MIN_WORDS || heading || !part.chars().any(char::is_alphanumeric) {
@@ -45,6 +45,22 @@ pub fn split_statements(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Words of a statement. Scripts written without spaces (Chinese, Japanese) count one word
+/// per two of their characters, about a word's worth, so their sentences are statements too.
+fn word_count(text: &str) -> usize {
+    text.split_whitespace()
+        .map(|w| {
+            let unspaced = w.chars().filter(|c| is_unspaced_script(*c)).count();
+            (unspaced / 2).max(1)
+        })
+        .sum()
+}
+
+/// Han, kana and Hangul syllables: scripts whose sentences need no spaces between words.
+fn is_unspaced_script(c: char) -> bool {
+    matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}' | '\u{f900}'..='\u{faff}')
 }
 
 /// A table row as one statement, each cell after the first named by its column: its cells
@@ -124,7 +140,8 @@ fn is_table_rule(line: &str) -> bool {
 }
 
 /// Sentences of one line: a break after `.`, `!` or `?` followed by a space and a capital,
-/// digit or quote, except after abbreviations and initials ("U.S. Department", "e.g. the").
+/// digit or quote, except after abbreviations and initials ("U.S. Department", "e.g. the"); a
+/// full-width `。`, `！` or `？` ends one with nothing after it.
 pub fn sentences(line: &str) -> Vec<String> {
     const ABBREVIATIONS: [&str; 16] =
         ["e.g.", "i.e.", "etc.", "vs.", "mr.", "ms.", "dr.", "no.", "fig.", "approx.", "inc.", "co.", "corp.", "ltd.", "st.", "sec."];
@@ -132,6 +149,14 @@ pub fn sentences(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut start = 0;
     for (k, &(i, c)) in chars.iter().enumerate() {
+        // Full-width stops end a sentence with no space after them.
+        if matches!(c, '。' | '！' | '？') {
+            if chars.get(k + 1).is_some() {
+                out.push(line[start..i + c.len_utf8()].to_string());
+                start = i + c.len_utf8();
+            }
+            continue;
+        }
         if !matches!(c, '.' | '!' | '?') {
             continue;
         }
@@ -200,6 +225,14 @@ mod tests {
         assert_eq!(groups.len(), 4);
         assert_eq!(groups.join(" ").split(' ').count(), 10);
         assert_eq!(grouped(many.clone(), 20), many);
+    }
+
+    #[test]
+    fn unspaced_scripts_and_crlf_split_into_statements() {
+        assert_eq!(
+            split_statements("营业收入增长了百分之五。净利润为四十二亿元。\r\n- Revenue rose 5% in FY2023.\r\n"),
+            vec!["营业收入增长了百分之五。", "净利润为四十二亿元。", "Revenue rose 5% in FY2023."]
+        );
     }
 
     #[test]

@@ -61,6 +61,12 @@ pub fn plan(variables: &BTreeMap<&str, String>) -> Result<Vec<PlannedCheck>, Str
     // the statements shown are of the text the judge reads.
     // Sentences addressed to the grader are no statements either (the item is flagged).
     let (answer, reference) = (without_chat_markers(&without_injection(answer)), without_chat_markers(reference));
+    // An answer that states nothing (empty, only markup, or only text addressed to the grader)
+    // supports nothing and gives nothing of the reference: F1 0, not unscored, and the model
+    // is not asked (`verdicts` says why).
+    if statements_of(&answer).is_empty() {
+        return Ok(Vec::new());
+    }
     let mut checks = Vec::new();
     for (side, from, against) in [(StatementSide::Answer, &answer, &reference), (StatementSide::Reference, &reference, &answer)] {
         for statement in grouped(statements_of(from), MAX_STATEMENTS) {
@@ -70,9 +76,6 @@ pub fn plan(variables: &BTreeMap<&str, String>) -> Result<Vec<PlannedCheck>, Str
                 .collect();
             checks.push(PlannedCheck { side, statement, variables, number_conflict });
         }
-    }
-    if !checks.iter().any(|c| c.side == StatementSide::Answer) {
-        return Err("the answer is empty: no statement to check".into());
     }
     Ok(checks)
 }
@@ -89,9 +92,12 @@ fn statements_of(text: &str) -> Vec<String> {
 
 /// The judge's verdicts from each check's probability of support (`supported[i]` for
 /// `checks[i]`; a vetoed check's own value is ignored): F1 under the judge's name, precision
-/// and recall beside it. A side with no statements (a reference of one word) scores as the
-/// other side alone.
+/// and recall beside it. A reference with no statements scores as the answer's side alone; an
+/// answer with none (no checks at all: `plan`) scores 0 on every key.
 pub fn verdicts(spec: &JudgeSpec, checks: &[PlannedCheck], supported: &[f64]) -> Vec<(String, Verdict)> {
+    if checks.is_empty() {
+        return nothing_stated(spec);
+    }
     let statements: Vec<StatementCheck> = checks
         .iter()
         .zip(supported)
@@ -197,6 +203,23 @@ pub(super) fn judge_prepared(
     verdicts(spec, &prepared.checks, &supported)
 }
 
+/// The verdicts on an answer that states nothing to check: 0 on every key, labelled by the
+/// spec's threshold like any other score.
+fn nothing_stated(spec: &JudgeSpec) -> Vec<(String, Verdict)> {
+    let why = "the answer states nothing to check (empty, or only markup or text addressed to the grader)".to_string();
+    let no = spec.calibrated_label(0.0).map(str::to_string).unwrap_or_else(|| spec.outcomes[0].clone());
+    let main = Verdict {
+        label: Some(no),
+        score: Some(0.0),
+        distribution: [(spec.outcomes[0].clone(), 1.0), (spec.outcomes[spec.outcomes.len() - 1].clone(), 0.0)].into_iter().collect(),
+        explanation: Some(why.clone()),
+        ..Verdict::default()
+    };
+    let part = Verdict { score: Some(0.0), explanation: Some(why), ..Verdict::default() };
+    let [name, precision_key, recall_key] = keys(&spec.name);
+    vec![(name, main), (precision_key, part.clone()), (recall_key, part)]
+}
+
 /// Every key of the judge unscored with `error`.
 pub(super) fn failed(spec: &JudgeSpec, error: String) -> Vec<(String, Verdict)> {
     keys(&spec.name).into_iter().map(|k| (k, unscored(error.clone()))).collect()
@@ -245,7 +268,15 @@ mod tests {
     #[test]
     fn items_that_cannot_be_judged_say_why() {
         assert!(plan(&variables(NO_REFERENCE, "Revenue was high this year.")).is_err());
-        assert!(plan(&variables("Revenue was $4.2 billion.", " \n ")).is_err());
+        // An empty answer is no error: it states nothing, so it scores 0 without the model.
+        let spec = builtin("supported").expect("built-in");
+        for empty in [" \n ", "", "---\n|  |  |", "\u{200b}"] {
+            let none = plan(&variables("Revenue was $4.2 billion.", empty)).expect("plan");
+            assert!(none.is_empty(), "{empty:?}: {none:?}");
+            let out = verdicts(&spec, &none, &[]);
+            assert!(out.iter().all(|(_, v)| v.score == Some(0.0) && v.error.is_none()), "{out:?}");
+            assert_eq!(out[0].1.label.as_deref(), Some("No"));
+        }
         // A one-word answer is one statement, not an unscored item.
         let short = plan(&variables("Revenue was $4.2 billion.", "$4.2 billion")).expect("plan");
         assert_eq!(short[0].statement, "$4.2 billion");
