@@ -18,6 +18,7 @@ pub mod distribution;
 pub mod reading;
 pub mod served;
 pub mod spec;
+pub mod statement_overlap;
 pub mod statement_split;
 pub mod statements;
 
