@@ -36,6 +36,11 @@ pub enum RunError {
          (or cancel it) before resuming"
     )]
     Busy { run: String },
+    #[error(
+        "run {run} is being executed by a process right now; cancel it (or wait for it to \
+         finish) before deleting it"
+    )]
+    DeleteWhileRunning { run: String },
     #[error("run {run}: cannot take the run's lease: {message}")]
     Lease { run: String, message: String },
     #[error("run {run} is already finished with every item answered; nothing to resume")]

@@ -20,6 +20,7 @@ mod locked_writes;
 mod pair_generator;
 mod pairwise;
 mod request;
+mod run_deletion;
 mod stored_runs;
 
 pub use execute::{execute, execute_judged, metric_selection, new_experiment_id, plan_resume, start_run, Progress, RunError};
@@ -36,6 +37,7 @@ pub use pairwise::{
 };
 pub use index::build_index;
 pub use pair_generator::pair_generator;
+pub use run_deletion::RunDeletion;
 pub use stored_runs::{default_database, StoredRuns};
 pub use front_door::{run_experiment, ExperimentEvents, ExperimentOrder, ExperimentOutcome, Unwatched};
 pub use request::{

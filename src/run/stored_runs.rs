@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// The run database, opened for reading back.
 pub struct StoredRuns {
-    store: Store,
+    pub(super) store: Store,
 }
 
 /// `$ASSAY_DB`, else `<data dir>/assay/assay.sqlite`: the one default both faces use, so runs

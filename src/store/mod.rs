@@ -11,11 +11,13 @@ mod generation_cache;
 mod labels;
 mod lock_holders;
 mod pairwise;
+mod run_deletion;
 mod run_rows;
 mod schema;
 
 pub use damaged_row::DamagedRow;
 pub use generation_cache::GenerationCache;
+pub use run_deletion::RunContents;
 pub use run_rows::{DamagedRun, RunListing};
 pub use pairwise::{swap_runs, PairwiseKey, StoredPairwise, StoredPairwiseJudge};
 use crate::record::{ItemRecord, RunRecord, RunStatus};

@@ -5,6 +5,7 @@
 
 mod commands_compare;
 mod commands_data;
+mod commands_delete;
 mod commands_generate;
 mod commands_index_bench;
 mod commands_judge;
@@ -31,6 +32,20 @@ enum Command {
     Run(commands_run::RunArgs),
     /// List stored runs, newest first.
     Runs {
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        db: DbArg,
+    },
+    /// Delete stored runs with their answers, verdicts, people's labels and pairwise judgments
+    /// (says what goes and asks first; `--yes` for scripts).
+    Delete {
+        /// Run ids, unique id prefixes, run names or experiment ids.
+        #[arg(required = true)]
+        runs: Vec<String>,
+        /// Delete without asking.
+        #[arg(long)]
+        yes: bool,
         #[arg(long)]
         json: bool,
         #[command(flatten)]
@@ -260,6 +275,7 @@ fn main() {
     let result = match cli.command {
         Command::Run(args) => commands_run::run(args),
         Command::Runs { json, db } => commands_data::runs(json, &db).map(|_| 0),
+        Command::Delete { runs, yes, json, db } => commands_delete::delete(&runs, yes, json, &db),
         Command::Show { run, json, db } => commands_data::show(&run, json, &db).map(|_| 0),
         Command::Compare {
             runs,
