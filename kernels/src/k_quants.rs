@@ -96,19 +96,31 @@ impl Q8KRows {
 }
 
 fn quantize_block(xs: &[f32], d: &mut f32, q: &mut [i8; QK_K], sums: &mut [f32; 16]) {
-    let (mut max, mut amax) = (0f32, 0f32);
-    for &x in xs {
-        if amax < x.abs() {
-            amax = x.abs();
-            max = x;
+    // Written so that the compiler keeps every step in vector registers (a running "largest so
+    // far" with its value, and `as i8`'s saturating conversion, compiled to one value at a time:
+    // 6% of a 1.5B prompt's time). The results are the running form's to the bit (tested):
+    // the largest magnitude is exact in any order, and the first value reaching it is the one
+    // a running strict comparison keeps.
+    let mut lanes = [0f32; 8];
+    for chunk in xs.chunks_exact(lanes.len()) {
+        for (lane, &x) in lanes.iter_mut().zip(chunk) {
+            *lane = lane.max(x.abs());
         }
     }
+    let amax = lanes.iter().fold(0f32, |a, &lane| a.max(lane));
     if amax == 0.0 {
         return;
     }
+    let Some(&max) = xs.iter().find(|x| x.abs() == amax) else { return };
     let iscale = -127f32 / max;
+    // Adding 1.5 * 2^23 puts a whole number of magnitude below 2^22 in a float's low mantissa
+    // bits, exactly: a conversion that vectorizes. NaN goes to 0, as `as i8` takes it.
+    const SHIFT: f32 = 12_582_912.0;
+    let shift_bits = SHIFT.to_bits() as i32;
     for (q, &x) in q.iter_mut().zip(xs) {
-        *q = (iscale * x).round().clamp(-128.0, 127.0) as i8;
+        let v = (iscale * x).round();
+        let v = if v.is_nan() { 0.0 } else { v.clamp(-128.0, 127.0) };
+        *q = ((v + SHIFT).to_bits() as i32 - shift_bits) as i8;
     }
     *d = 1.0 / iscale;
     for (sum, group) in sums.iter_mut().zip(q.chunks_exact(16)) {
@@ -264,6 +276,52 @@ mod tests {
                     })
                     .collect()
             }
+        }
+    }
+
+    /// The activation quantization gives, to the bit, what a running comparison and `as i8`
+    /// give: on values with ties of magnitude and sign (the first one sets the scale's sign),
+    /// halves that round away from zero, zeros, infinities and NaN.
+    #[test]
+    fn quantized_blocks_equal_the_running_form() {
+        fn running_form(xs: &[f32]) -> (f32, Vec<i8>, Vec<f32>) {
+            let (mut max, mut amax) = (0f32, 0f32);
+            for &x in xs {
+                if amax < x.abs() {
+                    amax = x.abs();
+                    max = x;
+                }
+            }
+            if amax == 0.0 {
+                return (0.0, vec![0; QK_K], vec![0.0; 16]);
+            }
+            let iscale = -127f32 / max;
+            let q: Vec<i8> = xs.iter().map(|&x| (iscale * x).round().clamp(-128.0, 127.0) as i8).collect();
+            let d = 1.0 / iscale;
+            let sums = q.chunks_exact(16).map(|g| d * g.iter().map(|v| i32::from(*v)).sum::<i32>() as f32).collect();
+            (d, q, sums)
+        }
+        let bits = pseudo_random_bits(8 * QK_K, 17);
+        let mut blocks: Vec<Vec<f32>> = bits.chunks_exact(QK_K).map(|b| b.iter().map(|v| (*v as i32) as f32 / 1e9).collect()).collect();
+        // Ties: the same magnitude with both signs, negative first and positive first.
+        blocks[1][3] = -9.0;
+        blocks[1][200] = 9.0;
+        blocks[2][5] = 9.0;
+        blocks[2][6] = -9.0;
+        // Values that land on halves: 127 / 2.54 = 50 per unit, so x = k / 100 gives k / 2.
+        blocks[3] = (0..QK_K).map(|i| if i == 0 { 2.54 } else { (i as f32 - 128.0) / 100.0 }).collect();
+        blocks[4] = vec![0.0; QK_K];
+        blocks[5][7] = f32::INFINITY;
+        blocks[6][9] = f32::NAN;
+        blocks[7] = vec![-0.0; QK_K];
+        blocks[7][100] = 1e-30;
+        for (i, xs) in blocks.iter().enumerate() {
+            let ours = Q8KRows::quantize(xs, 1, QK_K, &serial).unwrap();
+            let (d, q, sums) = running_form(xs);
+            assert_eq!(ours.scales[0].to_bits(), d.to_bits(), "block {i}: scale");
+            assert_eq!(ours.values[0].to_vec(), q, "block {i}: values");
+            let (a, b): (Vec<u32>, Vec<u32>) = (ours.sums[0].iter().map(|v| v.to_bits()).collect(), sums.iter().map(|v| v.to_bits()).collect());
+            assert_eq!(a, b, "block {i}: sums");
         }
     }
 

@@ -50,6 +50,7 @@ pub fn open_device(choice: DeviceChoice) -> Result<Device> {
     match choice {
         DeviceChoice::Cpu => {
             check_cpu_features()?;
+            super::heap::keep_large_buffers();
             Ok(Device::Cpu)
         }
         DeviceChoice::Cuda => {

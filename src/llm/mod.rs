@@ -16,6 +16,7 @@ pub mod device_check;
 pub mod error;
 pub mod generate;
 pub mod gguf_tokenizer;
+pub mod heap;
 pub mod model;
 pub mod prompt_state;
 pub mod prompt_text;
