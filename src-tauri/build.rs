@@ -6,6 +6,8 @@ fn main() {
         "list_runs",
         "run_view",
         "run_held",
+        "plan_run_deletion",
+        "delete_runs",
         "list_datasets",
         "compare_runs",
         "start_run",

@@ -13,6 +13,7 @@ mod labels;
 mod face_parity;
 mod models;
 mod pairwise;
+mod run_deletion;
 mod write_grants;
 
 fn main() {
@@ -26,6 +27,8 @@ fn main() {
             commands::list_runs,
             commands::run_view,
             commands::run_held,
+            run_deletion::plan_run_deletion,
+            run_deletion::delete_runs,
             commands::list_datasets,
             commands::compare_runs,
             commands::open_dataset,

@@ -12,6 +12,12 @@ export interface RunRecord {
   };
 }
 
+/** One run a deletion would remove, with what goes with it (the core's `RunDeletion`). */
+export interface RunDeletion {
+  id: string; name: string | null;
+  contents: { items: number; verdicts: number; labels: number; pairwise_judgments: number };
+}
+
 export interface MetricSummary {
   mean: number; ci95: [number, number]; n: number; unscored: number;
   /** Judges with a pass threshold: the share of items whose label passed. */
@@ -244,6 +250,10 @@ export const api = {
   listRuns: async () => (await invoke<RunListing>("list_runs")).runs,
   runView: (run: string) => invoke<RunView>("run_view", { run }),
   runHeld: (run: string) => invoke<boolean>("run_held", { run }),
+  /** What deleting these runs would remove with each; nothing changes. */
+  planRunDeletion: (runs: string[]) => invoke<RunDeletion[]>("plan_run_deletion", { runs }),
+  /** Delete the runs (all or none); how many were deleted. */
+  deleteRuns: (runs: string[]) => invoke<number>("delete_runs", { runs }),
   listDatasets: () => invoke<KnownDataset[]>("list_datasets"),
   compareRuns: (runs: string[]) => invoke<CompareView>("compare_runs", { runs, seed: null }),
   openDataset: (dir: string) => invoke<DatasetView>("open_dataset", { dir }),
