@@ -1,6 +1,6 @@
-//! Cancellation: generation stops between tokens (not only between items), and Ctrl-C (SIGINT)
+//! Cancellation: generation stops between tokens (not only between items), Ctrl-C (SIGINT)
 //! stops a running `assay run` promptly with status `cancelled`, keeps what was committed, and
-//! `--resume` completes the run.
+//! `--resume` completes the run; a second Ctrl-C ends the process at once.
 
 use assay::llm::chat_template::ChatMessage;
 use assay::llm::generate::{FinishReason, GenerationParams};
@@ -194,4 +194,67 @@ fn sigint_while_a_run_prepares_leaves_no_run_behind() {
     };
     assert_eq!(runs, 0, "a cancelled preparation left a run: {stderr}");
     assert!(!db.exists(), "the database was created: {stderr}");
+}
+
+/// A second Ctrl-C ends the process at once, for someone who will not wait for the work in
+/// flight: here the judge reading a 5,500-word answer, one step that the first Ctrl-C does not
+/// interrupt. The process exits with 130 and says the run can be resumed; the run is left as a
+/// crash leaves it (status `running`, its lease released), which `--resume` accepts.
+#[test]
+fn a_second_sigint_stops_at_once_and_leaves_the_run_resumable() {
+    if !smollm2_installed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dataset = dataset_copy(tmp.path());
+    let questions = std::fs::read_to_string(dataset.join("questions.jsonl")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(questions.lines().next().unwrap()).unwrap();
+    let sentence = "The stove's burner must be cleaned every week with a soft brush and the fuel line checked for cracks. ";
+    let answers = tmp.path().join("long.jsonl");
+    std::fs::write(&answers, serde_json::json!({"id": first["id"], "answer": sentence.repeat(280)}).to_string() + "\n").unwrap();
+    let db = tmp.path().join("runs.sqlite");
+    let target = format!("answers:{}", answers.display());
+    let mut child = assay_command(
+        &["run", dataset.to_str().unwrap(), "--target", &target, "--judges", "correct", "--judge-model", "smollm2-135m-instruct", "--limit", "1"],
+        &db,
+    )
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let status = |db: &Path| -> Option<String> {
+        Connection::open(db).ok()?.query_row("SELECT status FROM runs", [], |r| r.get(0)).ok()
+    };
+    // The run exists (the judge model is loaded): the answer's reading begins.
+    let waiting = Instant::now();
+    while !(db.exists() && status(&db).as_deref() == Some("running")) {
+        assert!(waiting.elapsed() < Duration::from_secs(300), "the run did not start");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before it could be interrupted");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: sending a signal to our own child process.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the first Ctrl-C stopped the judge's reading within 0.5 s: this test needs another long step"
+    );
+    let signalled = Instant::now();
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let took = signalled.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("stopping after the work in flight (Ctrl-C again to stop at once)"), "{stderr}");
+    assert!(stderr.contains("interrupted again: stopping now") && stderr.contains("--resume"), "{stderr}");
+    eprintln!("the second Ctrl-C ended the process after {took:?}");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    assert_eq!(status(&db).as_deref(), Some("running"));
+    assert!(items(&db).is_empty(), "nothing was committed");
+    // Nobody holds the run (the lease's lock went with the process), so a resume may take it.
+    let run_id: String = Connection::open(&db).unwrap().query_row("SELECT id FROM runs", [], |r| r.get(0)).unwrap();
+    assert!(!assay::run::StoredRuns::open_existing(&db).unwrap().is_held(&run_id).unwrap());
 }

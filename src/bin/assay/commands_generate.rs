@@ -11,8 +11,6 @@ use assay::generate::{
 use assay::run::pair_generator;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct GenerateArgs {
@@ -59,11 +57,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<i32> {
     let (model, mut checker) =
         pair_generator(args.model.as_deref(), args.judge_model.as_deref(), args.judges_dir.as_deref(), args.device)?;
 
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let cancel = cancel.clone();
-        let _ = ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed));
-    }
+    let cancel = crate::interrupt::cancel_on_ctrl_c("The pairs generated so far are not written (one Ctrl-C alone writes them).");
     let request = GenerateRequest { per_doc: args.per_doc, seed: args.seed, docs: args.docs.clone() };
     let mut on_progress = |event: &GenerateProgress| match event {
         GenerateProgress::Document { doc, excerpts } => eprintln!("{doc}: {excerpts} excerpts"),

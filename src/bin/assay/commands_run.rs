@@ -14,8 +14,6 @@ use assay::run::{
 use assay::stats::RunReport;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -106,13 +104,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     // (the library checks the request before it creates the file).
     let dataset = load_dataset(&args.dataset)?;
     let db_path = args.db.path()?;
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let cancel = cancel.clone();
-        // Ctrl-C stops generation at the next token and the run after the item in flight;
-        // what finished is kept and resumable.
-        let _ = ctrlc::set_handler(move || cancel.store(true, Ordering::Relaxed));
-    }
+    // Ctrl-C stops generation at the next token and the run after the item in flight; what
+    // finished is kept and resumable.
+    let cancel = crate::interrupt::cancel_on_ctrl_c(
+        "Every finished item is stored; `assay run DATASET --resume RUN` goes on from there.",
+    );
     let order = match &args.resume {
         None => ExperimentOrder::New(ExperimentRequest {
             base: RunRequest {

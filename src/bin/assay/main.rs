@@ -12,6 +12,7 @@ mod commands_judge;
 mod commands_labels;
 mod commands_run;
 mod commands_text;
+mod interrupt;
 mod models;
 mod print;
 mod terminal;
