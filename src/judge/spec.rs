@@ -501,6 +501,7 @@ const BUILT_IN: &[(&str, &str, &str)] = &[
     ("jury", include_str!("../../judges/jury.toml"), ""),
     ("supported", include_str!("../../judges/supported.toml"), include_str!("../../judges/supported.md")),
     ("facts", include_str!("../../judges/facts.toml"), ""),
+    ("facts-overlap", include_str!("../../judges/facts-overlap.toml"), ""),
     ("better", include_str!("../../judges/better.toml"), include_str!("../../judges/better.md")),
 ];
 
