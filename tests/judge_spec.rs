@@ -120,3 +120,17 @@ fn verdict_against_a_baseline() {
     assert!(broken.score.is_none() && broken.error.as_deref().unwrap().contains("baseline"));
     assert!(verdict_from_logprobs(spec, &answer).baseline.is_none());
 }
+
+/// `judge_spec`, what `assay judges show` prints, gives a jury itself (its members checked),
+/// not its first member.
+#[test]
+fn a_jury_shows_as_itself() {
+    for name in ["facts", "facts-overlap"] {
+        let spec = assay::run::judge_spec(name, None).unwrap();
+        assert_eq!(spec.name, name);
+        assert_eq!(spec.mode, assay::judge::spec::JudgeMode::Jury);
+        assert!(spec.members.iter().any(|m| m == "correct"), "{:?}", spec.members);
+    }
+    assert_eq!(assay::run::judge_spec("correct", None).unwrap().name, "correct");
+    assert!(assay::run::judge_spec("no-such-judge", None).unwrap_err().to_string().contains("no-such-judge"));
+}

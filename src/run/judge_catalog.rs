@@ -12,8 +12,14 @@ pub fn judge_catalog(dir: Option<&Path>) -> Result<BTreeMap<String, JudgeSpec>, 
     load_all(dir.or(default_dir.as_deref()))
 }
 
-/// One judge by name; an unknown name is an error listing the known ones.
+/// One judge by name; an unknown name is an error listing the known ones. A jury is checked
+/// as a run would check it (its members exist) and is itself what is returned: `select` puts
+/// its members first.
 pub fn judge_spec(name: &str, dir: Option<&Path>) -> Result<JudgeSpec, SpecError> {
     let specs = judge_catalog(dir)?;
-    Ok(select(&specs, &[name.to_string()])?.remove(0))
+    let selected = select(&specs, &[name.to_string()])?;
+    selected.into_iter().find(|s| s.name == name).ok_or_else(|| SpecError::Unknown {
+        name: name.to_string(),
+        known: specs.keys().cloned().collect::<Vec<_>>().join(", "),
+    })
 }
