@@ -9,6 +9,7 @@
 //! False conflicts hurt more than misses (a conflict vetoes a statement in the statement judge),
 //! so every doubt leaves a number unchecked.
 
+mod written_alike;
 mod context;
 mod dates;
 mod mention;
@@ -16,6 +17,7 @@ pub mod parse;
 mod scan;
 pub mod units;
 
+pub use written_alike::written_as_the_reference;
 use parse::{find_mentions, Direction, Hedge, Kind, Mention};
 
 /// A number of the answer that the sources contradict.
