@@ -61,6 +61,7 @@ mod rag_target;
 mod run_deletion;
 mod report_escaping;
 mod report_findings;
+mod retrieval_default;
 mod retrieve_bench;
 mod retrieve_dense;
 mod retrieve_index;

@@ -63,7 +63,7 @@ fn the_main_job_runs_without_a_network() {
     succeeded(offline_assay(&["run", ds, "--target", "answers:answers-sloppy.jsonl", "--name", "sloppy"], &db, &[]), "sloppy");
     let compared = succeeded(offline_assay(&["compare", "careful", "sloppy"], &db, &[]), "compare");
     assert!(compared.contains("token_f1"), "{compared}");
-    succeeded(offline_assay(&["run", ds, "--target", "retrieve", "--name", "bm25"], &db, &[]), "bm25 retrieval");
+    succeeded(offline_assay(&["run", ds, "--target", "retrieve", "--retrieval", "bm25", "--name", "bm25"], &db, &[]), "bm25 retrieval");
     let minilm = assay::models::registry::Registry::load().unwrap().model_path("minilm-l6-v2");
     if minilm.is_ok() {
         succeeded(offline_assay(&["run", ds, "--target", "retrieve", "--retrieval", "hybrid", "--name", "hybrid"], &db, &[]), "hybrid retrieval");

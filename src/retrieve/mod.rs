@@ -30,7 +30,8 @@ pub use rerank::{fuse_with_first_stage, relevance_prompt, RerankCost, RerankMode
 
 use serde::{Deserialize, Serialize};
 
-/// How chunks are ranked for a question.
+/// How chunks are ranked for a question. `Default` is BM25, the mode that needs no model; a run
+/// that names no mode gets `run::default_retrieval` (hybrid when MiniLM is installed).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum RetrievalMode {

@@ -41,6 +41,6 @@ pub use run_deletion::RunDeletion;
 pub use stored_runs::{default_database, StoredRuns};
 pub use front_door::{run_experiment, ExperimentEvents, ExperimentOrder, ExperimentOutcome, Unwatched};
 pub use request::{
-    check_new_run, prepare_new_run, prepare_resume, rerank_config, CheckedRun, PreparedRun, ResumeRequest, RunRequest,
-    DEFAULT_JUDGE_MODEL, DEFAULT_TOP_K,
+    check_new_run, default_retrieval, prepare_new_run, prepare_resume, rerank_config, CheckedRun, PreparedRun,
+    ResumeRequest, RunRequest, DEFAULT_JUDGE_MODEL, DEFAULT_TOP_K,
 };

@@ -30,6 +30,7 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',')]
     model: Option<Vec<String>>,
     /// Retrieval mode(s): bm25, dense or hybrid; several, comma-separated, are a matrix.
+    /// Default: hybrid when minilm-l6-v2 is installed, else bm25.
     #[arg(long, value_delimiter = ',')]
     retrieval: Option<Vec<assay::retrieve::RetrievalMode>>,
     /// Prompt template for `--target rag` (minijinja; default: the dataset's `prompt` file, else prompts/rag.md).
