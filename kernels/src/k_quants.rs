@@ -13,8 +13,10 @@
 //!   scales each lane by its sub-block's integer scale while adding it up.
 //! - 8 rows or more (prompts): panels. A super-block of 16 weight rows is laid out once, one
 //!   32-bit lane per weight row holding 4 of its values, and serves up to 64 activation rows:
-//!   each `vpdpbusd` multiplies 4 broadcast activation values by 4 values of all 16 rows, and a
-//!   sub-block's integer sums are scaled in f32 once per 16 outputs.
+//!   each `vpdpbusd` multiplies 4 broadcast activation values by 4 values of all 16 rows, a
+//!   sub-block's integer sums are multiplied by its scale in f32 once per 16 outputs, and the
+//!   offsets are one integer per output and super-block (`vpdpwssd` of the weights' integer
+//!   mins or scales by the activations' integer sums of 16).
 //!
 //! In both the weights' offsets (Q4_K's mins, Q6_K's -32) go through the activations' sums of
 //! 16, and results equal candle's to float rounding (it sums in another order); the tests check
@@ -52,8 +54,9 @@ impl WeightType {
 }
 
 /// Activation rows in Q8_K: `scales[i]` and `values[i]` make block `i`; row `r` is blocks
-/// `r * blocks_per_row ..`. `sums[i][k]` is the scale times the sum of values `16k .. 16k+16`,
-/// which the weights' offsets multiply.
+/// `r * blocks_per_row ..`. `int_sums[i][k]` is the sum of values `16k .. 16k+16` (at most
+/// 16 · 128 in magnitude) and `sums[i][k]` the same times the scale: the weights' offsets
+/// multiply one or the other.
 #[derive(Debug, Clone, Default)]
 pub struct Q8KRows {
     pub rows: usize,
@@ -61,6 +64,7 @@ pub struct Q8KRows {
     pub scales: Vec<f32>,
     pub values: Vec<[i8; QK_K]>,
     pub sums: Vec<[f32; 16]>,
+    pub int_sums: Vec<[i16; 16]>,
 }
 
 impl Q8KRows {
@@ -79,15 +83,21 @@ impl Q8KRows {
             scales: vec![0.0; blocks],
             values: vec![[0; QK_K]; blocks],
             sums: vec![[0.0; 16]; blocks],
+            int_sums: vec![[0; 16]; blocks],
         };
-        let (scales, values, sums) =
-            (SharedOut(out.scales.as_mut_ptr()), SharedOut(out.values.as_mut_ptr()), SharedOut(out.sums.as_mut_ptr()));
+        let (scales, values, sums, int_sums) = (
+            SharedOut(out.scales.as_mut_ptr()),
+            SharedOut(out.values.as_mut_ptr()),
+            SharedOut(out.sums.as_mut_ptr()),
+            SharedOut(out.int_sums.as_mut_ptr()),
+        );
         parallel(blocks, &|range: Range<usize>| {
             for i in range {
-                // SAFETY: `i < blocks`, the length of all three vectors; each block index is
+                // SAFETY: `i < blocks`, the length of all four vectors; each block index is
                 // written by exactly one work item.
                 unsafe {
-                    quantize_block(&x[i * QK_K..(i + 1) * QK_K], &mut *scales.ptr().add(i), &mut *values.ptr().add(i), &mut *sums.ptr().add(i));
+                    let block = &x[i * QK_K..(i + 1) * QK_K];
+                    quantize_block(block, &mut *scales.ptr().add(i), &mut *values.ptr().add(i), &mut *sums.ptr().add(i), &mut *int_sums.ptr().add(i));
                 }
             }
         });
@@ -95,7 +105,7 @@ impl Q8KRows {
     }
 }
 
-fn quantize_block(xs: &[f32], d: &mut f32, q: &mut [i8; QK_K], sums: &mut [f32; 16]) {
+fn quantize_block(xs: &[f32], d: &mut f32, q: &mut [i8; QK_K], sums: &mut [f32; 16], int_sums: &mut [i16; 16]) {
     // Written so that the compiler keeps every step in vector registers (a running "largest so
     // far" with its value, and `as i8`'s saturating conversion, compiled to one value at a time:
     // 6% of a 1.5B prompt's time). The results are the running form's to the bit (tested):
@@ -123,8 +133,10 @@ fn quantize_block(xs: &[f32], d: &mut f32, q: &mut [i8; QK_K], sums: &mut [f32; 
         *q = ((v + SHIFT).to_bits() as i32 - shift_bits) as i8;
     }
     *d = 1.0 / iscale;
-    for (sum, group) in sums.iter_mut().zip(q.chunks_exact(16)) {
-        *sum = *d * group.iter().map(|v| i32::from(*v)).sum::<i32>() as f32;
+    for ((sum, int_sum), group) in sums.iter_mut().zip(int_sums.iter_mut()).zip(q.chunks_exact(16)) {
+        let total = group.iter().map(|v| i16::from(*v)).sum::<i16>();
+        *int_sum = total;
+        *sum = *d * f32::from(total);
     }
 }
 
@@ -143,6 +155,7 @@ pub fn matmul(isa: Isa, ty: WeightType, w: &[u8], rows: usize, a: &Q8KRows, dst:
         || a.scales.len() != blocks
         || a.values.len() != blocks
         || a.sums.len() != blocks
+        || a.int_sums.len() != blocks
         || dst.len() != a.rows * rows
     {
         return Err(format!(
@@ -322,6 +335,8 @@ mod tests {
             assert_eq!(ours.values[0].to_vec(), q, "block {i}: values");
             let (a, b): (Vec<u32>, Vec<u32>) = (ours.sums[0].iter().map(|v| v.to_bits()).collect(), sums.iter().map(|v| v.to_bits()).collect());
             assert_eq!(a, b, "block {i}: sums");
+            let int_sums: Vec<i16> = q.chunks_exact(16).map(|g| g.iter().map(|v| i16::from(*v)).sum()).collect();
+            assert_eq!(ours.int_sums[0].to_vec(), int_sums, "block {i}: integer sums");
         }
     }
 

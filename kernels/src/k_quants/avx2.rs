@@ -18,7 +18,9 @@
 use super::{Q8KRows, WeightType, PANEL_ROWS, QK_K};
 use crate::isa::Isa;
 use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
 use std::ops::Range;
+use std::ptr::addr_of_mut;
 
 /// Weight rows per panel: one 32-bit lane each in a 256-bit register.
 const PANEL: usize = 8;
@@ -316,10 +318,27 @@ struct Panel<const S: usize> {
     offset: [[f32; PANEL]; S],
 }
 
-impl<const S: usize> Panel<S> {
-    fn new() -> Self {
-        // SAFETY: a vector register is plain bits: all zeros is a valid __m256i.
-        Self { q: [unsafe { std::mem::zeroed() }; 64], scale: [[0; PANEL]; S], d: [0.0; PANEL], offset: [[0.0; PANEL]; S] }
+/// Pointers to the elements of a [`Panel`] that may be uninitialised: the layouts write every
+/// one of them through these (the panels are laid out once per super-block, and zeroing them
+/// first cost a `memset` per work item).
+struct PanelFields {
+    q: *mut __m256i,
+    scale: *mut i32,
+    d: *mut f32,
+    offset: *mut f32,
+}
+
+impl PanelFields {
+    /// # Safety
+    /// `panel` must be valid for writes.
+    #[inline(always)]
+    unsafe fn of<const S: usize>(panel: *mut Panel<S>) -> Self {
+        Self {
+            q: addr_of_mut!((*panel).q).cast(),
+            scale: addr_of_mut!((*panel).scale).cast(),
+            d: addr_of_mut!((*panel).d).cast(),
+            offset: addr_of_mut!((*panel).offset).cast(),
+        }
     }
 }
 
@@ -353,22 +372,23 @@ unsafe fn gather(base: *const u8, rows: __m256i) -> __m256i {
 /// The CPU must have AVX2 and F16C; `first` must point at a Q4_K block of which 7 more follow,
 /// `row_bytes` apart, and `rows` hold the lanes' byte offsets `i * row_bytes`.
 #[inline(always)]
-unsafe fn panel_q4k<const VNNI: bool>(first: *const u8, row_bytes: usize, rows: __m256i, panel: &mut Panel<8>) {
+unsafe fn panel_q4k<const VNNI: bool>(first: *const u8, row_bytes: usize, rows: __m256i, panel: *mut Panel<8>) {
     let low = _mm256_set1_epi8(0x0f);
+    let fields = PanelFields::of(panel);
     for t in 0..32 {
         let word = gather(first.add(16 + 4 * t), rows);
         let g = 16 * (t / 8) + t % 8;
-        panel.q[g] = _mm256_and_si256(word, low);
-        panel.q[g + 8] = _mm256_and_si256(_mm256_srli_epi16(word, 4), low);
+        fields.q.add(g).write(_mm256_and_si256(word, low));
+        fields.q.add(g + 8).write(_mm256_and_si256(_mm256_srli_epi16(word, 4), low));
     }
     for i in 0..PANEL {
         let b = first.add(i * row_bytes);
         let sm = q4k_scales_and_mins(b);
         let dmin = f16_at(b.add(2));
-        panel.d[i] = f16_at(b);
+        fields.d.add(i).write(f16_at(b));
         for s in 0..8 {
-            panel.scale[s][i] = scale_lane::<VNNI>(i32::from(sm[s]));
-            panel.offset[s][i] = dmin * f32::from(sm[8 + s]);
+            fields.scale.add(s * PANEL + i).write(scale_lane::<VNNI>(i32::from(sm[s])));
+            fields.offset.add(s * PANEL + i).write(dmin * f32::from(sm[8 + s]));
         }
     }
 }
@@ -379,7 +399,8 @@ unsafe fn panel_q4k<const VNNI: bool>(first: *const u8, row_bytes: usize, rows: 
 /// The CPU must have AVX2 and F16C; `first` must point at a Q6_K block of which 7 more follow,
 /// `row_bytes` apart, and `rows` hold the lanes' byte offsets `i * row_bytes`.
 #[inline(always)]
-unsafe fn panel_q6k<const VNNI: bool>(first: *const u8, row_bytes: usize, rows: __m256i, panel: &mut Panel<16>) {
+unsafe fn panel_q6k<const VNNI: bool>(first: *const u8, row_bytes: usize, rows: __m256i, panel: *mut Panel<16>) {
+    let fields = PanelFields::of(panel);
     let (low, three) = (_mm256_set1_epi8(0x0f), _mm256_set1_epi8(0x03));
     for h in 0..2 {
         for l in (0..32).step_by(4) {
@@ -388,7 +409,7 @@ unsafe fn panel_q6k<const VNNI: bool>(first: *const u8, row_bytes: usize, rows: 
                 let lo = gather(first.add(64 * h + 32 * half + l), rows);
                 for (part, bits) in [(half, _mm256_and_si256(lo, low)), (half + 2, _mm256_and_si256(_mm256_srli_epi16(lo, 4), low))] {
                     let h2 = _mm256_and_si256(_mm256_srlv_epi32(high, _mm256_set1_epi32(2 * part as i32)), three);
-                    panel.q[(128 * h + 32 * part + l) / 4] = _mm256_or_si256(bits, _mm256_slli_epi16(h2, 4));
+                    fields.q.add((128 * h + 32 * part + l) / 4).write(_mm256_or_si256(bits, _mm256_slli_epi16(h2, 4)));
                 }
             }
         }
@@ -396,11 +417,11 @@ unsafe fn panel_q6k<const VNNI: bool>(first: *const u8, row_bytes: usize, rows: 
     for i in 0..PANEL {
         let b = first.add(i * row_bytes);
         let d = f16_at(b.add(208));
-        panel.d[i] = d;
+        fields.d.add(i).write(d);
         for s in 0..16 {
             let sc = *b.add(192 + s) as i8;
-            panel.scale[s][i] = scale_lane::<VNNI>(i32::from(sc));
-            panel.offset[s][i] = 32.0 * d * f32::from(sc);
+            fields.scale.add(s * PANEL + i).write(scale_lane::<VNNI>(i32::from(sc)));
+            fields.offset.add(s * PANEL + i).write(32.0 * d * f32::from(sc));
         }
     }
 }
@@ -420,54 +441,16 @@ unsafe fn panel_q6k<const VNNI: bool>(first: *const u8, row_bytes: usize, rows: 
 #[inline(always)]
 unsafe fn panel_rows<const VNNI: bool, const S: usize, const R: usize>(panel: &Panel<S>, a: &Q8KRows, b: usize, r0: usize, acc: &mut [__m256; R]) {
     let nb = a.blocks_per_row;
-    let per = 64 / S;
-    // Groups of 4 values whose pair sums one 16-bit lane holds without overflow (AVX2).
-    let chunk = if S == 8 { per } else { 2 };
     let x: [*const i32; R] = std::array::from_fn(|r| a.values.as_ptr().add((r0 + r) * nb + b) as *const i32);
-    // Blocks of bytes carry no 4-byte alignment.
-    let at = |r: usize, g: usize| _mm256_set1_epi32(x[r].add(g).read_unaligned());
     let mut total = [_mm256_setzero_si256(); R];
     for s in 0..S {
         let scale = _mm256_loadu_si256(panel.scale[s].as_ptr() as *const __m256i);
-        let groups = s * per..(s + 1) * per;
-        if VNNI && S == 8 {
-            // Half a 4-bit sub-block (16 values, at most 16 · 15 · 127 = 30,480) fits the low
-            // 16 bits of a lane, which `vpdpwssd` multiplies by the scale (the high 16 bits,
-            // the sum's sign, by the lane's zero high half): two instructions per sub-block
-            // where `vpmulld` and an addition take three.
-            for first in groups.step_by(per / 2) {
-                let mut sum = [_mm256_setzero_si256(); R];
-                for g in first..first + per / 2 {
-                    for (r, sum) in sum.iter_mut().enumerate() {
-                        *sum = _mm256_dpbusd_avx_epi32(*sum, panel.q[g], at(r, g));
-                    }
-                }
-                for (total, sum) in total.iter_mut().zip(sum) {
-                    *total = _mm256_dpwssd_avx_epi32(*total, sum, scale);
-                }
-            }
-        } else if VNNI {
-            let mut sum = [_mm256_setzero_si256(); R];
-            for g in groups {
-                for (r, sum) in sum.iter_mut().enumerate() {
-                    *sum = _mm256_dpbusd_avx_epi32(*sum, panel.q[g], at(r, g));
-                }
-            }
-            for (total, sum) in total.iter_mut().zip(sum) {
-                *total = _mm256_add_epi32(*total, _mm256_mullo_epi32(sum, scale));
-            }
-        } else {
-            for first in groups.step_by(chunk) {
-                let mut pairs: [__m256i; R] = std::array::from_fn(|r| _mm256_maddubs_epi16(panel.q[first], at(r, first)));
-                for g in first + 1..first + chunk {
-                    for (r, pairs) in pairs.iter_mut().enumerate() {
-                        *pairs = _mm256_add_epi16(*pairs, _mm256_maddubs_epi16(panel.q[g], at(r, g)));
-                    }
-                }
-                for (total, pairs) in total.iter_mut().zip(pairs) {
-                    *total = _mm256_add_epi32(*total, _mm256_madd_epi16(pairs, scale));
-                }
-            }
+        let groups = s * (64 / S)..(s + 1) * (64 / S);
+        // One way per path and weight type to add scale_s · Σ q·x exactly (see each).
+        match (VNNI, S) {
+            (true, 8) => add_scaled_halves_vnni(&panel.q, &x, groups, scale, &mut total),
+            (true, _) => add_scaled_whole_vnni(&panel.q, &x, groups, scale, &mut total),
+            (false, _) => add_scaled_pairs_avx2(&panel.q, &x, groups, scale, &mut total),
         }
     }
     let d = _mm256_loadu_ps(panel.d.as_ptr());
@@ -490,6 +473,98 @@ unsafe fn panel_rows<const VNNI: bool, const S: usize, const R: usize>(panel: &P
     }
 }
 
+/// Group `g`'s 4 activation values (a 32-bit word) of the block at `x`, in every lane.
+///
+/// # Safety
+/// The CPU must have AVX; `x` must point at a Q8_K block's values and `g < 64`.
+#[inline(always)]
+unsafe fn activation_word(x: *const i32, g: usize) -> __m256i {
+    // Blocks of bytes carry no 4-byte alignment.
+    _mm256_set1_epi32(x.add(g).read_unaligned())
+}
+
+/// AVX-VNNI, 4-bit weights: `total[r]` += scale · Σ q·x over `groups` (a sub-block of 32
+/// values), a half at a time. Half a sub-block (16 values, at most 16 · 15 · 128 = 30,720 in
+/// magnitude) fits the low 16 bits of a lane, which `vpdpwssd` multiplies by the scale (the
+/// high 16 bits, the sum's sign, meet the scale's zero high half): two instructions per
+/// sub-block where `vpmulld` and an addition take three.
+///
+/// # Safety
+/// The CPU must have AVX2 and AVX-VNNI; every `x[r]` must point at a Q8_K block's values and
+/// `groups` lie inside `0..64`.
+#[inline(always)]
+unsafe fn add_scaled_halves_vnni<const R: usize>(q: &[__m256i; 64], x: &[*const i32; R], groups: Range<usize>, scale: __m256i, total: &mut [__m256i; R]) {
+    let half = groups.len() / 2;
+    for first in groups.step_by(half) {
+        let mut sum = [_mm256_setzero_si256(); R];
+        for g in first..first + half {
+            for (sum, x) in sum.iter_mut().zip(x) {
+                *sum = _mm256_dpbusd_avx_epi32(*sum, q[g], activation_word(*x, g));
+            }
+        }
+        for (total, sum) in total.iter_mut().zip(sum) {
+            *total = _mm256_dpwssd_avx_epi32(*total, sum, scale);
+        }
+    }
+}
+
+/// AVX-VNNI, 6-bit weights: `total[r]` += scale · Σ q·x over `groups` (a sub-block of 16
+/// values, whose sum needs 32 bits), multiplied by `vpmulld`.
+///
+/// # Safety
+/// As `add_scaled_halves_vnni`.
+#[inline(always)]
+unsafe fn add_scaled_whole_vnni<const R: usize>(q: &[__m256i; 64], x: &[*const i32; R], groups: Range<usize>, scale: __m256i, total: &mut [__m256i; R]) {
+    let mut sum = [_mm256_setzero_si256(); R];
+    for g in groups {
+        for (sum, x) in sum.iter_mut().zip(x) {
+            *sum = _mm256_dpbusd_avx_epi32(*sum, q[g], activation_word(*x, g));
+        }
+    }
+    for (total, sum) in total.iter_mut().zip(sum) {
+        *total = _mm256_add_epi32(*total, _mm256_mullo_epi32(sum, scale));
+    }
+}
+
+/// AVX2: `total[r]` += scale · Σ q·x over `groups`. `vpmaddubsw`'s pair sums add up in 16 bits
+/// over as many groups of 4 values as fit (4-bit weights: the whole sub-block, 8 groups,
+/// 8 · 2 · 15 · 127 = 30,480; 6-bit weights: 2 groups, 2 · 2 · 63 · 127 = 32,004), then one
+/// `vpmaddwd` multiplies them by the scale into 32-bit sums.
+///
+/// # Safety
+/// The CPU must have AVX2; every `x[r]` must point at a Q8_K block's values and `groups` lie
+/// inside `0..64`.
+#[inline(always)]
+unsafe fn add_scaled_pairs_avx2<const R: usize>(q: &[__m256i; 64], x: &[*const i32; R], groups: Range<usize>, scale: __m256i, total: &mut [__m256i; R]) {
+    let chunk = if groups.len() == 8 { 8 } else { 2 };
+    for first in groups.step_by(chunk) {
+        let mut pairs: [__m256i; R] = std::array::from_fn(|r| _mm256_maddubs_epi16(q[first], activation_word(x[r], first)));
+        for g in first + 1..first + chunk {
+            for (pairs, x) in pairs.iter_mut().zip(x) {
+                *pairs = _mm256_add_epi16(*pairs, _mm256_maddubs_epi16(q[g], activation_word(*x, g)));
+            }
+        }
+        for (total, pairs) in total.iter_mut().zip(pairs) {
+            *total = _mm256_add_epi32(*total, _mm256_madd_epi16(pairs, scale));
+        }
+    }
+}
+
+/// Runs `pass` on the accumulators `acc` (`R` of them, initialised) and stores its results
+/// back; returns `R`, the rows done.
+///
+/// # Safety
+/// Every element of `acc` must be initialised.
+#[inline(always)]
+unsafe fn rows_into<const R: usize>(acc: &mut [MaybeUninit<__m256>], pass: impl FnOnce(&mut [__m256; R])) -> usize {
+    let mut part: [__m256; R] = std::array::from_fn(|k| acc[k].assume_init());
+    pass(&mut part);
+    for (acc, v) in acc.iter_mut().zip(part) {
+        acc.write(v);
+    }
+    R
+}
+
 macro_rules! panel_tile {
     ($name:ident, $unpack:ident, $subs:literal, $vnni:literal, $features:literal) => {
         /// Weight rows `c0 .. c0 + 8` against activation rows `rows` (at most PANEL_ROWS).
@@ -502,27 +577,29 @@ macro_rules! panel_tile {
             let nb = a.blocks_per_row;
             let row_bytes = nb * block_bytes;
             let stride = _mm256_mullo_epi32(_mm256_set1_epi32(row_bytes as i32), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-            let mut acc = [_mm256_setzero_ps(); PANEL_ROWS];
-            let mut panel = Panel::<$subs>::new();
             let m = rows.len();
+            // Neither the accumulators of rows past `m` nor the panel before its first layout
+            // are read, so neither is zeroed.
+            let mut acc = [MaybeUninit::<__m256>::uninit(); PANEL_ROWS];
+            for acc in &mut acc[..m] {
+                acc.write(_mm256_setzero_ps());
+            }
+            let mut panel = MaybeUninit::<Panel<$subs>>::uninit();
             for b in 0..nb {
-                $unpack::<$vnni>(w.add(c0 * row_bytes + b * block_bytes), row_bytes, stride, &mut panel);
+                $unpack::<$vnni>(w.add(c0 * row_bytes + b * block_bytes), row_bytes, stride, panel.as_mut_ptr());
+                // SAFETY: the layout above wrote every field.
+                let panel = panel.assume_init_ref();
                 let mut r = 0;
-                while r + R <= m {
-                    let mut part = [acc[r], acc[r + 1], acc[r + 2], acc[r + 3]];
-                    panel_rows::<$vnni, $subs, R>(&panel, a, b, rows.start + r, &mut part);
-                    acc[r..r + R].copy_from_slice(&part);
-                    r += R;
-                }
                 while r < m {
-                    let mut part = [acc[r]];
-                    panel_rows::<$vnni, $subs, 1>(&panel, a, b, rows.start + r, &mut part);
-                    acc[r] = part[0];
-                    r += 1;
+                    r += if r + R <= m {
+                        rows_into::<R>(&mut acc[r..r + R], |part| panel_rows::<$vnni, $subs, R>(panel, a, b, rows.start + r, part))
+                    } else {
+                        rows_into::<1>(&mut acc[r..r + 1], |part| panel_rows::<$vnni, $subs, 1>(panel, a, b, rows.start + r, part))
+                    };
                 }
             }
-            for (r, acc) in acc.iter().enumerate().take(m) {
-                _mm256_storeu_ps(out.add((rows.start + r) * n + c0), *acc);
+            for (r, acc) in acc[..m].iter().enumerate() {
+                _mm256_storeu_ps(out.add((rows.start + r) * n + c0), acc.assume_init());
             }
         }
     };

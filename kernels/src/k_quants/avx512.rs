@@ -3,7 +3,9 @@
 
 use super::{Q8KRows, WeightType, QK_K};
 use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
 use std::ops::Range;
+use std::ptr::addr_of_mut;
 
 /// One weight super-block unpacked: 4 × 64 unsigned values in activation order, per 32-bit
 /// lane of each the integer scale of its sub-block (low 16 bits; high 16 bits zero, as
@@ -202,13 +204,31 @@ unsafe fn q4k_scales_and_mins(b: *const u8) -> [u32; 4] {
     [u0 & M1, (u2 & M2) | (((u0 >> 6) & M3) << 4), u1 & M1, ((u2 >> 4) & M2) | (((u1 >> 6) & M3) << 4)]
 }
 
-/// One super-block of 16 weight rows laid out for the panel product: `q[g]` holds values
-/// `4g .. 4g+4` of each row (row `i` in lane `i`), `scale[s][i]` and `offset[s][i]` the
-/// f32 scale and offset of row `i`'s sub-block `s` (`S` sub-blocks of `256 / S` values).
-struct Panel<const S: usize> {
+/// One Q4_K super-block of 16 weight rows laid out for the panel product, row `i` in lane `i`
+/// of each vector: `q[g]` holds values `4g .. 4g+4`; `scale[s]` sub-block `s`'s scale (0..64)
+/// as f32 (its products with a sub-block's integer sum, at most 32 · 15 · 128 · 63 < 2^22 in
+/// magnitude, are exact); `min[s]` sub-block `s`'s min in
+/// both 16-bit halves, which `vpdpwssd` multiplies by the activations' two integer sums of 16
+/// of that sub-block; `d` and `dmin` the super-block's scales.
+struct PanelQ4K {
     q: [__m512i; 64],
-    scale: [[f32; PANEL]; S],
-    offset: [[f32; PANEL]; S],
+    scale: [[f32; PANEL]; 8],
+    min: [[i32; PANEL]; 8],
+    d: [f32; PANEL],
+    dmin: [f32; PANEL],
+}
+
+/// One Q6_K super-block of 16 weight rows laid out for the panel product, row `i` in lane `i`:
+/// `q[g]` holds values `4g .. 4g+4` (0..64, the -32 left to the offsets); `scale[s]` sub-block
+/// `s`'s scale as f32 (its products with a sub-block's integer sum, below 16 · 63 · 128 · 128
+/// = 2^24 - 2^18, are exact); `scale_pairs[k]` scales `2k` and `2k + 1` as the low and high 16
+/// bits, which `vpdpwssd` multiplies by the activations' integer sums `2k` and `2k + 1`; `d`
+/// the super-block's scale.
+struct PanelQ6K {
+    q: [__m512i; 64],
+    scale: [[f32; PANEL]; 16],
+    scale_pairs: [[i32; PANEL]; 8],
+    d: [f32; PANEL],
 }
 
 /// The 32-bit words at `base + rows[i]`, one per lane.
@@ -220,42 +240,51 @@ unsafe fn gather(base: *const u8, rows: __m512i) -> __m512i {
     _mm512_i32gather_epi32::<1>(rows, base as *const _)
 }
 
-/// Q4_K: word `t` of the 128 value bytes holds, in its low nibbles, values 64p + 4(t%8) ..
-/// +4 (p = t / 8) and in its high nibbles the same 32 places later.
+/// Lays out a Q4_K panel, writing every field of `panel` (which may be uninitialised: the
+/// panels are laid out once per super-block, and zeroing them first cost 3% of a prompt).
+/// Word `t` of the 128 value bytes holds, in its low nibbles, values 64p + 4(t%8) .. +4
+/// (p = t / 8) and in its high nibbles the same 32 places later.
 ///
 /// # Safety
-/// The CPU must have AVX-512 F/BW/VL/VNNI, F16C and FMA; `first` must point at a Q4_K block of which 15 more follow, `row_bytes` apart,
-/// and `rows` hold the lanes' byte offsets `i * row_bytes`.
+/// The CPU must have AVX-512 F/BW/VL/VNNI, F16C and FMA; `first` must point at a Q4_K block of
+/// which 15 more follow, `row_bytes` apart, and `rows` hold the lanes' byte offsets
+/// `i * row_bytes`; `panel` must be valid for writes.
 #[inline(always)]
-unsafe fn panel_q4k(first: *const u8, row_bytes: usize, rows: __m512i, panel: &mut Panel<8>) {
+unsafe fn panel_q4k(first: *const u8, row_bytes: usize, rows: __m512i, panel: *mut PanelQ4K) {
     let low = _mm512_set1_epi8(0x0f);
+    let q = addr_of_mut!((*panel).q).cast::<__m512i>();
     for t in 0..32 {
         let word = gather(first.add(16 + 4 * t), rows);
         let g = 16 * (t / 8) + t % 8;
-        panel.q[g] = _mm512_and_si512(word, low);
-        panel.q[g + 8] = _mm512_and_si512(_mm512_srli_epi16(word, 4), low);
+        q.add(g).write(_mm512_and_si512(word, low));
+        q.add(g + 8).write(_mm512_and_si512(_mm512_srli_epi16(word, 4), low));
     }
+    let (scale, min) = (addr_of_mut!((*panel).scale).cast::<f32>(), addr_of_mut!((*panel).min).cast::<i32>());
+    let (d, dmin) = (addr_of_mut!((*panel).d).cast::<f32>(), addr_of_mut!((*panel).dmin).cast::<f32>());
     for i in 0..PANEL {
         let b = first.add(i * row_bytes);
-        let sm = q4k_scales_and_mins(b);
-        let bytes: [u8; 16] = std::mem::transmute(sm);
-        let (d, dmin) = (f16_at(b), f16_at(b.add(2)));
+        let bytes: [u8; 16] = std::mem::transmute(q4k_scales_and_mins(b));
+        d.add(i).write(f16_at(b));
+        dmin.add(i).write(f16_at(b.add(2)));
         for s in 0..8 {
-            panel.scale[s][i] = d * f32::from(bytes[s]);
-            panel.offset[s][i] = dmin * f32::from(bytes[8 + s]);
+            scale.add(s * PANEL + i).write(f32::from(bytes[s]));
+            min.add(s * PANEL + i).write(i32::from(bytes[8 + s]) * 0x1_0001);
         }
     }
 }
 
-/// Q6_K: value 128h + 32part + l has its low 4 bits in byte 64h + 32(part % 2) + l
-/// (low nibble for parts 0 and 1) and its high 2 bits at bit 2·part of byte 128 + 32h + l.
+/// Lays out a Q6_K panel, writing every field of `panel` (as `panel_q4k`). Value
+/// 128h + 32part + l has its low 4 bits in byte 64h + 32(part % 2) + l (low nibble for parts 0
+/// and 1) and its high 2 bits at bit 2·part of byte 128 + 32h + l.
 ///
 /// # Safety
-/// The CPU must have AVX-512 F/BW/VL/VNNI, F16C and FMA; `first` must point at a Q6_K block of which 15 more follow, `row_bytes` apart,
-/// and `rows` hold the lanes' byte offsets `i * row_bytes`.
+/// The CPU must have AVX-512 F/BW/VL/VNNI, F16C and FMA; `first` must point at a Q6_K block of
+/// which 15 more follow, `row_bytes` apart, and `rows` hold the lanes' byte offsets
+/// `i * row_bytes`; `panel` must be valid for writes.
 #[inline(always)]
-unsafe fn panel_q6k(first: *const u8, row_bytes: usize, rows: __m512i, panel: &mut Panel<16>) {
+unsafe fn panel_q6k(first: *const u8, row_bytes: usize, rows: __m512i, panel: *mut PanelQ6K) {
     let (low, three) = (_mm512_set1_epi8(0x0f), _mm512_set1_epi8(0x03));
+    let q = addr_of_mut!((*panel).q).cast::<__m512i>();
     for h in 0..2 {
         for l in (0..32).step_by(4) {
             let high = gather(first.add(128 + 32 * h + l), rows);
@@ -263,95 +292,184 @@ unsafe fn panel_q6k(first: *const u8, row_bytes: usize, rows: __m512i, panel: &m
                 let lo = gather(first.add(64 * h + 32 * half + l), rows);
                 for (part, bits) in [(half, _mm512_and_si512(lo, low)), (half + 2, _mm512_and_si512(_mm512_srli_epi16(lo, 4), low))] {
                     let h2 = _mm512_and_si512(_mm512_srlv_epi16(high, _mm512_set1_epi16(2 * part as i16)), three);
-                    panel.q[(128 * h + 32 * part + l) / 4] = _mm512_or_si512(bits, _mm512_slli_epi16(h2, 4));
+                    q.add((128 * h + 32 * part + l) / 4).write(_mm512_or_si512(bits, _mm512_slli_epi16(h2, 4)));
                 }
             }
         }
     }
+    let (scale, pairs) = (addr_of_mut!((*panel).scale).cast::<f32>(), addr_of_mut!((*panel).scale_pairs).cast::<i32>());
+    let d = addr_of_mut!((*panel).d).cast::<f32>();
     for i in 0..PANEL {
         let b = first.add(i * row_bytes);
-        let d = f16_at(b.add(208));
+        d.add(i).write(f16_at(b.add(208)));
+        let sc = |s: usize| *b.add(192 + s) as i8;
         for s in 0..16 {
-            let sc = f32::from(*b.add(192 + s) as i8);
-            panel.scale[s][i] = d * sc;
-            panel.offset[s][i] = 32.0 * d * sc;
+            scale.add(s * PANEL + i).write(f32::from(sc(s)));
+        }
+        for k in 0..8 {
+            let pair = u32::from(sc(2 * k) as i16 as u16) | (u32::from(sc(2 * k + 1) as i16 as u16) << 16);
+            pairs.add(k * PANEL + i).write(pair as i32);
         }
     }
 }
 
-/// `acc[r]` += the panel · activation rows `r0 + r`, for `R` rows at a time.
+/// The 4 activation values of group `g` of block `i` (one 32-bit word) in every lane.
 ///
 /// # Safety
-/// The CPU must have AVX-512 F/BW/VL/VNNI, F16C and FMA; activation rows `r0 .. r0 + R` and their block `b` must exist in `a`.
+/// The CPU must have AVX-512 F; block `i` must exist in `a` and `g < 64`.
 #[inline(always)]
-unsafe fn panel_rows<const S: usize, const R: usize>(panel: &Panel<S>, a: &Q8KRows, b: usize, r0: usize, acc: &mut [__m512; R]) {
-    let nb = a.blocks_per_row;
-    let per = 64 / S;
-    for s in 0..S {
+unsafe fn values_word(a: &Q8KRows, i: usize, g: usize) -> __m512i {
+    // Blocks of bytes carry no 4-byte alignment.
+    _mm512_set1_epi32((a.values.as_ptr().add(i) as *const i32).add(g).read_unaligned())
+}
+
+/// The integer sums `2k` and `2k + 1` of block `i` (one 32-bit word of two 16-bit halves) in
+/// every lane.
+///
+/// # Safety
+/// The CPU must have AVX-512 F; block `i` must exist in `a` and `k < 8`.
+#[inline(always)]
+unsafe fn sums_word(a: &Q8KRows, i: usize, k: usize) -> __m512i {
+    _mm512_set1_epi32((a.int_sums.as_ptr().add(i) as *const i32).add(k).read_unaligned())
+}
+
+/// `acc[r]` += the Q4_K panel · activation rows `r0 + r`, for `R` rows at a time: per row each
+/// sub-block's exact integer sum times its f32 scale, and the mins as one exact integer (at
+/// most 8 · 63 · 4,096), each scaled by the super-block's scales once. (Summing the scaled
+/// sub-blocks in integers too, `vpdpwssd` over half sub-blocks, measured 5–8% slower.)
+///
+/// # Safety
+/// The CPU must have AVX-512 F/BW/VL/VNNI and FMA; activation rows `r0 .. r0 + R` and their
+/// block `b` must exist in `a`.
+#[inline(always)]
+unsafe fn panel_rows_q4k<const R: usize>(panel: &PanelQ4K, a: &Q8KRows, b: usize, r0: usize, acc: &mut [__m512; R]) {
+    let block: [usize; R] = std::array::from_fn(|r| (r0 + r) * a.blocks_per_row + b);
+    let mut total = [_mm512_setzero_ps(); R];
+    for s in 0..8 {
+        let scale = _mm512_loadu_ps(panel.scale[s].as_ptr());
         let mut sum = [_mm512_setzero_si512(); R];
-        for g in s * per..(s + 1) * per {
+        for g in 8 * s..8 * s + 8 {
             for r in 0..R {
-                let x = (a.values.as_ptr().add((r0 + r) * nb + b) as *const i32).add(g);
-                // Blocks of bytes carry no 4-byte alignment.
-                sum[r] = _mm512_dpbusd_epi32(sum[r], panel.q[g], _mm512_set1_epi32(x.read_unaligned()));
+                sum[r] = _mm512_dpbusd_epi32(sum[r], panel.q[g], values_word(a, block[r], g));
             }
         }
-        let scale = _mm512_loadu_ps(panel.scale[s].as_ptr());
-        let offset = _mm512_loadu_ps(panel.offset[s].as_ptr());
         for r in 0..R {
-            let i = (r0 + r) * nb + b;
-            let da = _mm512_set1_ps(*a.scales.get_unchecked(i));
-            acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), _mm512_mul_ps(scale, da), acc[r]);
-            let sums = a.sums.get_unchecked(i);
-            let offset_sum = match S {
-                8 => sums[2 * s] + sums[2 * s + 1],
-                _ => sums[s],
-            };
-            acc[r] = _mm512_fnmadd_ps(offset, _mm512_set1_ps(offset_sum), acc[r]);
+            total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), scale, total[r]);
         }
+    }
+    let mut mins = [_mm512_setzero_si512(); R];
+    for s in 0..8 {
+        let min = _mm512_loadu_si512(panel.min[s].as_ptr() as *const _);
+        for r in 0..R {
+            mins[r] = _mm512_dpwssd_epi32(mins[r], min, sums_word(a, block[r], s));
+        }
+    }
+    let (d, dmin) = (_mm512_loadu_ps(panel.d.as_ptr()), _mm512_loadu_ps(panel.dmin.as_ptr()));
+    for r in 0..R {
+        let da = _mm512_set1_ps(*a.scales.get_unchecked(block[r]));
+        acc[r] = _mm512_fmadd_ps(total[r], _mm512_mul_ps(d, da), acc[r]);
+        acc[r] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mins[r]), _mm512_mul_ps(dmin, da), acc[r]);
+    }
+}
+
+/// `acc[r]` += the Q6_K panel · activation rows `r0 + r`, for `R` rows at a time: per row the
+/// offsets' integer Σ_s scale_s · Σ x (times -32), then each sub-block's exact integer sum
+/// times its f32 scale, scaled by the super-block's scales once.
+///
+/// # Safety
+/// As `panel_rows_q4k`.
+#[inline(always)]
+unsafe fn panel_rows_q6k<const R: usize>(panel: &PanelQ6K, a: &Q8KRows, b: usize, r0: usize, acc: &mut [__m512; R]) {
+    let block: [usize; R] = std::array::from_fn(|r| (r0 + r) * a.blocks_per_row + b);
+    let mut offsets = [_mm512_setzero_si512(); R];
+    for k in 0..8 {
+        let pair = _mm512_loadu_si512(panel.scale_pairs[k].as_ptr() as *const _);
+        for r in 0..R {
+            offsets[r] = _mm512_dpwssd_epi32(offsets[r], pair, sums_word(a, block[r], k));
+        }
+    }
+    // Exact: at most 16 · 128 · 2,048 · 32 = 2^27, a power of two times a 22-bit integer.
+    let mut total: [__m512; R] = std::array::from_fn(|r| _mm512_mul_ps(_mm512_cvtepi32_ps(offsets[r]), _mm512_set1_ps(-32.0)));
+    for s in 0..16 {
+        let scale = _mm512_loadu_ps(panel.scale[s].as_ptr());
+        let mut sum = [_mm512_setzero_si512(); R];
+        for g in 4 * s..4 * s + 4 {
+            for r in 0..R {
+                sum[r] = _mm512_dpbusd_epi32(sum[r], panel.q[g], values_word(a, block[r], g));
+            }
+        }
+        for r in 0..R {
+            total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), scale, total[r]);
+        }
+    }
+    let d = _mm512_loadu_ps(panel.d.as_ptr());
+    for r in 0..R {
+        let da = _mm512_set1_ps(*a.scales.get_unchecked(block[r]));
+        acc[r] = _mm512_fmadd_ps(total[r], _mm512_mul_ps(d, da), acc[r]);
     }
 }
 
 macro_rules! panel_tile {
-    ($name:ident, $unpack:ident, $subs:literal) => {
+    ($name:ident, $panel:ident, $unpack:ident, $rows:ident) => {
         /// Weight rows `c0 .. c0 + 16` against activation rows `rows` (at most PANEL_ROWS).
         ///
         /// # Safety
         /// As `panel_tile`.
         #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,f16c,fma")]
         unsafe fn $name(w: *const u8, block_bytes: usize, a: &Q8KRows, rows: Range<usize>, c0: usize, out: *mut f32, n: usize) {
-            const R: usize = 4;
+            // Rows per pass: each row's sums are chains of dependent `vpdpbusd`s (latency 4-5
+            // cycles, two issued per cycle), so it takes 8 rows' chains side by side to keep
+            // both ports busy.
+            const R: usize = 8;
             let nb = a.blocks_per_row;
             let row_bytes = nb * block_bytes;
             let stride = _mm512_mullo_epi32(_mm512_set1_epi32(row_bytes as i32), _mm512_loadu_si512(LANE.as_ptr() as *const _));
-            let mut acc = [_mm512_setzero_ps(); PANEL_ROWS];
-            let mut panel = Panel::<$subs> { q: [_mm512_setzero_si512(); 64], scale: [[0.0; PANEL]; $subs], offset: [[0.0; PANEL]; $subs] };
             let m = rows.len();
+            // Neither the accumulators of rows past `m` nor the panel before its first layout
+            // are read, so neither is zeroed (a `memset` of 9 KiB per work item).
+            let mut acc = [MaybeUninit::<__m512>::uninit(); PANEL_ROWS];
+            for acc in &mut acc[..m] {
+                acc.write(_mm512_setzero_ps());
+            }
+            let mut panel = MaybeUninit::<$panel>::uninit();
             for b in 0..nb {
-                $unpack(w.add(c0 * row_bytes + b * block_bytes), row_bytes, stride, &mut panel);
+                $unpack(w.add(c0 * row_bytes + b * block_bytes), row_bytes, stride, panel.as_mut_ptr());
+                // SAFETY: the layout above wrote every field.
+                let panel = panel.assume_init_ref();
                 let mut r = 0;
-                while r + R <= m {
-                    let mut part = [acc[r], acc[r + 1], acc[r + 2], acc[r + 3]];
-                    panel_rows::<$subs, R>(&panel, a, b, rows.start + r, &mut part);
-                    acc[r..r + R].copy_from_slice(&part);
-                    r += R;
-                }
                 while r < m {
-                    let mut part = [acc[r]];
-                    panel_rows::<$subs, 1>(&panel, a, b, rows.start + r, &mut part);
-                    acc[r] = part[0];
-                    r += 1;
+                    r += if r + R <= m {
+                        rows_into::<R>(&mut acc[r..r + R], |part| $rows::<R>(panel, a, b, rows.start + r, part))
+                    } else if r + 4 <= m {
+                        rows_into::<4>(&mut acc[r..r + 4], |part| $rows::<4>(panel, a, b, rows.start + r, part))
+                    } else {
+                        rows_into::<1>(&mut acc[r..r + 1], |part| $rows::<1>(panel, a, b, rows.start + r, part))
+                    };
                 }
             }
-            for r in 0..m {
-                _mm512_storeu_ps(out.add((rows.start + r) * n + c0), acc[r]);
+            for (r, acc) in acc[..m].iter().enumerate() {
+                _mm512_storeu_ps(out.add((rows.start + r) * n + c0), acc.assume_init());
             }
         }
     };
 }
+/// Runs `pass` on the accumulators `acc` (`R` of them, initialised) and stores its results
+/// back; returns `R`, the rows done.
+///
+/// # Safety
+/// Every element of `acc` must be initialised.
+#[inline(always)]
+unsafe fn rows_into<const R: usize>(acc: &mut [MaybeUninit<__m512>], pass: impl FnOnce(&mut [__m512; R])) -> usize {
+    let mut part: [__m512; R] = std::array::from_fn(|k| acc[k].assume_init());
+    pass(&mut part);
+    for (acc, v) in acc.iter_mut().zip(part) {
+        acc.write(v);
+    }
+    R
+}
 static LANE: [i32; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
-panel_tile!(panel_tile_q4k, panel_q4k, 8);
-panel_tile!(panel_tile_q6k, panel_q6k, 16);
+panel_tile!(panel_tile_q4k, PanelQ4K, panel_q4k, panel_rows_q4k);
+panel_tile!(panel_tile_q6k, PanelQ6K, panel_q6k, panel_rows_q6k);
 
 /// Activation rows `rows` (at most PANEL_ROWS) × weight rows `c0 .. c0 + 16`.
 ///
