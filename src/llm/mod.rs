@@ -14,6 +14,7 @@ pub mod chat_template;
 pub mod device;
 pub mod device_check;
 pub mod error;
+pub mod gated_product;
 pub mod generate;
 pub mod gguf_tokenizer;
 pub mod heap;

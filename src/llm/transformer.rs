@@ -19,6 +19,7 @@ use candle_transformers::quantized_nn::RmsNorm;
 use super::architecture::{Activation, Architecture, RopeStyle};
 use crate::models::gguf_info::RUNNABLE_ARCHITECTURES;
 use super::error::{LlmError, Result};
+use super::gated_product;
 use super::rope::{rope_tables, RopeScaling, Yarn};
 use super::weight_matrix::{embed_q8_0, requantize_slow_type, WeightMatrix};
 use assay_kernels::q8_0::Q8Rows;
@@ -67,24 +68,53 @@ enum Projections {
     Separate(Vec<(WeightMatrix, Option<Tensor>)>),
 }
 
+/// `t` plus the projection's bias, where it has one.
+fn with_bias(t: Tensor, bias: &Option<Tensor>) -> candle_core::Result<Tensor> {
+    match bias {
+        Some(b) => t.broadcast_add(b),
+        None => Ok(t),
+    }
+}
+
+/// The fused output `y` cut back into parts of `widths` along its last dimension.
+fn split(y: &Tensor, widths: &[usize]) -> candle_core::Result<Vec<Tensor>> {
+    let last = y.rank() - 1;
+    let mut start = 0;
+    let mut parts = Vec::with_capacity(widths.len());
+    for &n in widths {
+        parts.push(y.narrow(last, start, n)?);
+        start += n;
+    }
+    Ok(parts)
+}
+
 impl Projections {
-    fn forward(&self, x: &Tensor) -> candle_core::Result<Vec<Tensor>> {
-        let with_bias = |t: Tensor, bias: &Option<Tensor>| match bias {
-            Some(b) => t.broadcast_add(b),
-            None => Ok(t),
-        };
-        match self {
-            Projections::Fused { w, bias, widths } => {
+    /// activation(gate) · up for the gate/up projections: in one pass where they are one
+    /// fused matrix on the CPU and the activation is SiLU (same bits), else as tensor
+    /// operations.
+    fn gated_product(&self, x: &Tensor, activation: Activation) -> candle_core::Result<Tensor> {
+        let parts = match self {
+            Projections::Fused { w, bias, widths } if activation == Activation::Silu && widths.len() == 2 && widths[0] == widths[1] => {
                 let y = with_bias(w.forward(x)?, bias)?;
-                let last = y.rank() - 1;
-                let mut start = 0;
-                let mut parts = Vec::with_capacity(widths.len());
-                for &n in widths {
-                    parts.push(y.narrow(last, start, n)?);
-                    start += n;
+                if let Some(product) = gated_product::silu_times_up(&y, widths[0])? {
+                    return Ok(product);
                 }
-                Ok(parts)
+                split(&y, widths)?
             }
+            _ => self.forward(x)?,
+        };
+        let [gate, up]: [Tensor; 2] =
+            parts.try_into().map_err(|_| candle_core::Error::Msg("gate/up projections: expected two outputs".into()))?;
+        let gate = match activation {
+            Activation::Silu => candle_nn::ops::silu(&gate)?,
+            Activation::GeluTanh => gate.gelu()?,
+        };
+        gate * up
+    }
+
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Vec<Tensor>> {
+        match self {
+            Projections::Fused { w, bias, widths } => split(&with_bias(w.forward(x)?, bias)?, widths),
             Projections::Separate(ws) => {
                 // One copy and quantization of the input for all of them where our kernels run.
                 let matrices: Vec<&WeightMatrix> = ws.iter().map(|(w, _)| w).collect();
@@ -748,16 +778,7 @@ impl TransformerWeights {
             }
             x = (x + attn)?;
             let h = layer.ffn_norm.forward(&x.contiguous()?)?;
-            let [gate, up]: [Tensor; 2] = layer
-                .gate_up
-                .forward(&h)?
-                .try_into()
-                .map_err(|_| candle_core::Error::Msg("gate/up projections: expected two outputs".into()))?;
-            let gate = match self.config.activation {
-                Activation::Silu => candle_nn::ops::silu(&gate)?,
-                Activation::GeluTanh => gate.gelu()?,
-            };
-            let mut ffn = layer.w_down.forward(&(gate * up)?)?;
+            let mut ffn = layer.w_down.forward(&layer.gate_up.gated_product(&h, self.config.activation)?)?;
             if let Some(n) = &layer.post_ffn_norm {
                 ffn = n.forward(&ffn)?;
             }

@@ -1,0 +1,58 @@
+//! The feed-forward's input, silu(gate) · up, in one pass on the CPU where the gate and up
+//! projections are one fused matrix (`assay_kernels::gated_activation`): one read of the
+//! product's output and one write, instead of a strided SiLU pass, a new tensor and a product
+//! pass. The result is the tensor operations' to the bit, so where this does not apply (GPU,
+//! another activation or dtype, a layout it does not read) the caller falls back to them.
+
+use assay_kernels::gated_activation::{self, GateUpLayout};
+use candle_core::{DType, Device, Storage, Tensor};
+
+/// silu(gate) · up for `y`, the fused output `[.., 2 · width]` holding each row's `width` gate
+/// values then its `width` up values: `[.., width]`. None where `y` is not one contiguous f32
+/// tensor on the CPU of that width.
+pub fn silu_times_up(y: &Tensor, width: usize) -> candle_core::Result<Option<Tensor>> {
+    let Some((&last, _)) = y.dims().split_last() else { return Ok(None) };
+    if !matches!(y.device(), Device::Cpu) || y.dtype() != DType::F32 || width == 0 || Some(last) != width.checked_mul(2) {
+        return Ok(None);
+    }
+    let rows = y.elem_count() / last;
+    let mut out = vec![0f32; rows * width];
+    {
+        let (storage, layout) = y.storage_and_layout();
+        let (Storage::Cpu(cpu), Some((start, end))) = (&*storage, layout.contiguous_offsets()) else { return Ok(None) };
+        let values = &cpu.as_slice::<f32>()?[start..end];
+        let pool = candle_core::utils::barrier_pool();
+        let parallel = |n: usize, f: &(dyn Fn(std::ops::Range<usize>) + Sync)| pool.execute_chunked(n, f);
+        let layout = GateUpLayout { rows, row_stride: last, gate_at: 0, up_at: width, width };
+        gated_activation::silu_times_up(values, layout, &mut out, &parallel).map_err(candle_core::Error::Msg)?;
+    }
+    let mut shape = y.dims().to_vec();
+    if let Some(last) = shape.last_mut() {
+        *last = width;
+    }
+    Tensor::from_vec(out, shape, &Device::Cpu).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one pass equals candle's SiLU then product to the bit, on a fused output of two
+    /// rows in a batch of one; and leaves what it does not read to the caller.
+    #[test]
+    fn equals_the_tensor_operations_to_the_bit() {
+        let width = 300;
+        let values: Vec<f32> = (0..2 * 2 * width).map(|i| ((i * 7919) % 1000) as f32 / 50.0 - 10.0).collect();
+        let y = Tensor::from_vec(values, (1, 2, 2 * width), &Device::Cpu).unwrap();
+        let ours = silu_times_up(&y, width).unwrap().expect("a contiguous f32 CPU tensor");
+        let gate = y.narrow(2, 0, width).unwrap();
+        let up = y.narrow(2, width, width).unwrap();
+        let theirs = (candle_nn::ops::silu(&gate).unwrap() * up).unwrap();
+        assert_eq!(ours.dims(), theirs.dims());
+        let bits = |t: &Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&ours), bits(&theirs));
+        assert!(silu_times_up(&y, width + 1).unwrap().is_none(), "a width that does not halve the rows");
+        assert!(silu_times_up(&y.to_dtype(DType::F16).unwrap(), width).unwrap().is_none(), "f16");
+        assert!(silu_times_up(&y.narrow(2, 0, width).unwrap(), width / 2).unwrap().is_none(), "a strided view");
+    }
+}
