@@ -19,7 +19,7 @@ import path from "node:path";
 import { By, Key, until } from "selenium-webdriver";
 import {
   root, app, dataset, work, db, generators, model, driver,
-  assay, launch, quit, shot, $, $$, text, nav, type, runByName, compareNamed, windowSize, openRunNamed, tickExactly,
+  assay, launch, quit, shot, $, $$, text, nav, type, runByName, compareNamed, windowSize, openRunNamed, tickExactly, tickedValues,
 } from "./session.mjs";
 
 const runName = "rag from the window";
@@ -114,6 +114,17 @@ test("both default models run as one experiment from the window, with progress, 
   await tickExactly("#run-models", generators);
   await tickExactly("#run-judges", ["correct"]);
   await tickExactly("#run-judge-model", [model]);
+  // The core's default retrieval mode comes ticked: hybrid where MiniLM is installed (CI pulls
+  // it), else bm25; the form never leaves the mode to a default the user cannot see.
+  const minilm = JSON.parse(assay("models", "list", "--json")).find((m) => m.id === "minilm-l6-v2");
+  const defaultMode = ["verified", "present"].includes(minilm?.state) ? "hybrid" : "bm25";
+  assert.deepEqual(await tickedValues("#run-retrieval"), [defaultMode], "the core's default mode is ticked");
+  for (const [w, hgt] of [[1400, 900], [1024, 700]]) {
+    await windowSize(w, hgt);
+    await driver.executeScript("document.getElementById('run-retrieval').scrollIntoView({ block: 'center' })");
+    await shot(`06a-new-run-defaults-${w}x${hgt}`);
+  }
+  await windowSize(1280, 800);
   await type("#run-limit", String(ragLimit));
   await type("#run-max-tokens", String(maxTokens));
   await type("#run-name", runName);
@@ -135,6 +146,7 @@ test("both default models run as one experiment from the window, with progress, 
   }
   await shot("07-new-run-finished");
   assert.ok(run.config.max_tokens === maxTokens, "max tokens reached the core");
+  assert.ok(runs.every((r) => r.config.retrieval === defaultMode), "the ticked mode reached the core");
   await (await $("#open-finished")).click();
   await driver.wait(async () => (await text("#run-title")) === runNames[n - 1], 15000);
 });
@@ -217,7 +229,7 @@ test("a matrix of two top-k values runs as one experiment planned by the core", 
   await tickExactly("#run-models", [model]);
   await tickExactly("#run-judges", []);
   await tickExactly("#run-judge-model", []);
-  assert.ok(await (await $('#run-retrieval input[value="bm25"]')).isSelected(), "bm25 is ticked, not implied");
+  await tickExactly("#run-retrieval", ["bm25"]);
   await type("#run-top-k", "1,2");
   assert.ok(await (await $("#run-experiment")).isDisplayed(), "the experiment choice is offered for rag");
   await type("#run-limit", "1");
@@ -269,7 +281,7 @@ test("a retrieve-only run reranked by a local model starts from the window and r
   const option = await $(`#run-rerank option[value="${model}"]`);
   await driver.wait(async () => (await option.getAttribute("value")) === model, 10000);
   await option.click();
-  assert.ok(await (await $('#run-retrieval input[value="bm25"]')).isSelected(), "bm25 is ticked, not implied");
+  await tickExactly("#run-retrieval", ["bm25"]);
   await type("#run-top-k", "2");
   await type("#run-rerank-depth", "4");
   await type("#run-limit", "2");

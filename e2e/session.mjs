@@ -124,6 +124,20 @@ export async function openRunNamed(name) {
   await driver.wait(async () => (await text("#run-title")) === name, 15000);
 }
 
+/** The values of the ticked checkboxes in `container`, waiting until the core's lists have
+ *  ticked at least one (New run ticks its defaults when they arrive). */
+export async function tickedValues(container) {
+  const ticked = async () => {
+    const values = [];
+    for (const box of await $$(`${container} input[type=checkbox]`)) {
+      if (await box.isSelected()) values.push(await box.getAttribute("value"));
+    }
+    return values;
+  };
+  await driver.wait(async () => (await ticked()).length > 0, 10000);
+  return ticked();
+}
+
 /** Tick exactly `values` among the checkboxes in `container` (New run remembers the last
  *  choices, so a test sets every box it relies on rather than clicking to toggle). */
 export async function tickExactly(container, values) {

@@ -35,6 +35,8 @@ pub struct ListedModel {
 pub struct ModelsView {
     models_dir: String,
     models: Vec<ListedModel>,
+    /// The retrieval mode a run gets when it names none (the new-run form ticks it).
+    default_retrieval: &'static str,
 }
 
 #[tauri::command]
@@ -88,7 +90,11 @@ pub async fn list_models() -> Result<ModelsView, String> {
         parameters: None,
         source: "inference server".into(),
     }));
-    Ok(ModelsView { models_dir: registry.models_dir.display().to_string(), models })
+    Ok(ModelsView {
+        models_dir: registry.models_dir.display().to_string(),
+        models,
+        default_retrieval: assay::run::default_retrieval().as_str(),
+    })
 }
 
 #[derive(Serialize, Clone)]

@@ -196,7 +196,11 @@ export interface ListedModel {
   id: string; description: string; arch: string; size: number; state: "verified" | "present" | "corrupt" | "missing" | "served";
   path: string; quantization: string | null; quantization_share: number | null; parameters: number | null; source: string;
 }
-export interface ModelsView { models_dir: string; models: ListedModel[] }
+export interface ModelsView {
+  models_dir: string; models: ListedModel[];
+  /** The retrieval mode a run gets when it names none (the core decides: hybrid when MiniLM is installed). */
+  default_retrieval: string;
+}
 export type ScannedModel = { source: "ollama" | "lm-studio" | "hugging-face"; name: string; path: string } & (
   | { outcome: "added"; id: string; description: string }
   | { outcome: "already-registered"; id: string }

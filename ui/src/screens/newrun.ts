@@ -42,11 +42,13 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
     h("option", { value: "rag" }, "rag: retrieve + local or served model"),
     h("option", { value: "http" }, "http: your own service (a .toml describing its API)"),
     h("option", { value: "retrieve" }, "retrieve only (retrieval metrics)"));
-  // bm25 comes ticked and is what runs unless the user changes it: the form never leaves the
+  // The core's default mode comes ticked when the models list arrives (hybrid when MiniLM is
+  // installed, else bm25) and is what runs unless the user changes it: the form never leaves the
   // mode to a default the user cannot see. Unticking every mode is refused with the reason.
+  const retrievalNote = h("span", { class: "muted", id: "run-retrieval-note" }, "bm25: keywords · dense: MiniLM embeddings · hybrid: both; tick several for a matrix");
   const retrievalBoxes = h("div", { class: "picker row", id: "run-retrieval" }, ...["bm25", "dense", "hybrid"].map((m) =>
-    h("label", {}, h("input", { type: "checkbox", value: m, checked: m === "bm25" }), ` ${m} `)),
-    h("span", { class: "muted", id: "run-retrieval-note" }, "bm25: keywords · dense: MiniLM embeddings · hybrid: both; tick several for a matrix"));
+    h("label", {}, h("input", { type: "checkbox", value: m }), ` ${m} `)),
+    retrievalNote);
   const topK = h("input", { id: "run-top-k", type: "text", inputmode: "numeric", placeholder: "4 (several, e.g. 3,5, make a matrix)" });
   // Reranking is off by default: with small models it helps some documents and hurts others
   // (README, Reranking), so the user opts in per run and compares.
@@ -61,6 +63,10 @@ export async function renderNewRun(area: HTMLElement, resume?: { run: string; da
   const judgeModelNote = h("span", { class: "muted", id: "run-judge-model-note" });
   // Models and judges come from the core; both lists fill in when they arrive.
   const lists = Promise.all([api.listModels(), api.listJudges()]).then(([models, judges]) => {
+    retrievalBoxes.querySelectorAll<HTMLInputElement>("input").forEach((b) => { b.checked = b.value === models.default_retrieval; });
+    if (models.default_retrieval === "bm25") {
+      retrievalNote.textContent += " · dense and hybrid need minilm-l6-v2 (see Models)";
+    }
     const usable = textModels(models.models);
     for (const m of usable) {
       modelBoxes.append(h("label", {}, h("input", { type: "checkbox", value: m.id, disabled: !m.installed }),
