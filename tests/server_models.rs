@@ -3,7 +3,8 @@
 //! and a judged run over the server; reranking over the server; choice verdicts over the server agree with the
 //! in-process runtime on the same file; two replicas share the load; a server killed mid-run
 //! leaves unscored items that `--resume` completes; the API key is in no file Assay writes;
-//! an unreachable server is an error that names the endpoint.
+//! an unreachable server is an error that names the endpoint; an item too long for the
+//! server's window is cut, scored and flagged.
 
 use crate::common;
 use crate::llm_common;
@@ -338,4 +339,42 @@ fn an_unreachable_server_is_an_error_naming_the_endpoint() {
     let out = ok(assay(&models, &db, &["run", dataset.to_str().unwrap(), "--target", "rag", "--model", "nowhere", "--retrieval", "bm25", "--limit", "1", "--json"]));
     let error = items(&out)[0]["error"].as_str().unwrap().to_string();
     assert!(error.contains(&url) && error.contains("Connection"), "{error}");
+}
+
+#[test]
+fn a_prompt_past_the_servers_window_is_cut_to_fit_scored_and_flagged() {
+    let Some(model) = llm_common::smollm2() else { return };
+    if !llama_server_available() {
+        return;
+    }
+    // One slot of 1,024 tokens: a 1,500-word answer cannot be read whole.
+    let server = LlamaServer::start(&model.path, free_port(), &["-c", "1024", "-np", "1"]);
+    let dir = tempfile::tempdir().unwrap();
+    let models = models_dir(dir.path(), &model.path, &[("small-window", vec![server.url()], None)]);
+    let db = dir.path().join("assay.sqlite");
+    let dataset = common::trailgear();
+    let careful = std::fs::read_to_string(dataset.join("answers-careful.jsonl")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(careful.lines().next().unwrap()).unwrap();
+    let mut long = first["answer"].as_str().unwrap().to_string();
+    for n in 0..120 {
+        long.push_str(&format!(" Step {n}: check the seal, rinse the cartridge and log the result before the next use."));
+    }
+    let answers = dir.path().join("long.jsonl");
+    std::fs::write(&answers, serde_json::json!({"id": first["id"], "answer": long}).to_string() + "\n").unwrap();
+    let target = format!("answers:{}", answers.display());
+    let out = ok(assay(
+        &models,
+        &db,
+        &["run", dataset.to_str().unwrap(), "--target", &target, "--limit", "1"]
+            .into_iter()
+            .chain(["--judges", "correct,supported", "--judge-model", "small-window", "--json"])
+            .collect::<Vec<_>>(),
+    ));
+    let item = &items(&out)[0];
+    for judge in ["correct", "supported"] {
+        let verdict = &item["verdicts"][judge];
+        assert!(verdict["score"].as_f64().is_some(), "{judge} unscored: {verdict}");
+        let flags: Vec<&str> = verdict["flags"].as_array().unwrap().iter().filter_map(|f| f.as_str()).collect();
+        assert!(flags.contains(&"cut to fit the judge's context"), "{judge}: {flags:?}");
+    }
 }

@@ -30,7 +30,17 @@ pub fn fit_to_context(model: &LanguageModel, variables: &mut BTreeMap<&str, Stri
 /// when any was cut. A value the tokenizer cannot read is counted by its bytes (never fewer
 /// than its tokens), so it is cut rather than left to overflow.
 pub fn fit_to_budget(tokenizer: &ModelTokenizer, budget: usize, variables: &mut BTreeMap<&str, String>) -> bool {
-    let count = |text: &str| tokenizer.encode_plain(text).map(|t| t.len()).unwrap_or(text.len());
+    fit_counted(|text| tokenizer.encode_plain(text).map(|t| t.len()).unwrap_or(text.len()), budget, variables)
+}
+
+/// The values cut by the same rule to at most `budget` characters in all: for a served judge,
+/// whose tokenizer is the server's, once the server has said the prompt does not fit.
+pub fn fit_to_chars(budget: usize, variables: &mut BTreeMap<&str, String>) -> bool {
+    fit_counted(|text| text.chars().count(), budget, variables)
+}
+
+/// The rule itself, with `count` measuring a value's size.
+fn fit_counted(count: impl Fn(&str) -> usize, budget: usize, variables: &mut BTreeMap<&str, String>) -> bool {
     let sizes: BTreeMap<&str, usize> = variables.iter().map(|(k, v)| (*k, count(v))).collect();
     if sizes.values().sum::<usize>() <= budget {
         return false;

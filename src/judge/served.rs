@@ -4,12 +4,14 @@
 //! token that begins two outcomes counts for neither. A server that gives no
 //! log-probabilities is refused when the panel is built, before a run starts. Statements
 //! judges ask one such question per statement. Claims judges read token by token through our
-//! own runtime and are unscored here, with the reason.
+//! own runtime and are unscored here, with the reason. A prompt longer than the server's window
+//! is cut to fit and asked again, flagged (the server states its window only when refusing).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::choice::{apply_calibration, finish_verdicts, missing_input};
+use super::context_fit::{fit_to_chars, FLAG_CUT_TO_FIT};
 use super::distribution::{unscored, verdict_against_baseline, verdict_from_logprobs};
 use super::error::JudgeError;
 use super::prompt::{baseline_variables, item_variables, marked_for_server};
@@ -18,9 +20,10 @@ use super::statements;
 use super::{Judging, Verdict};
 use crate::dataset::Question;
 use crate::llm::chat_template::ChatMessage;
+use crate::llm::error::LlmError;
 use crate::llm::generate::GenerationParams;
 use crate::llm::scoring::first_token_outcome_logprobs;
-use crate::llm::server::ServerModel;
+use crate::llm::server::{ContextOverflow, ServerModel};
 use crate::record::Answer;
 
 /// Top tokens asked for: enough for every spelling of a handful of outcomes.
@@ -108,27 +111,68 @@ impl ServedJudgePanel {
 impl ServedJudgePanel {
     /// A statements judge on the server: one first-token request per statement the numbers
     /// did not already decide.
-    fn statements(&self, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Vec<(String, Verdict)> {
+    fn statements(&self, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<Vec<(String, Verdict)>, JudgeError> {
         let fail = |error: String| statements::keys(&spec.name).into_iter().map(|k| (k, unscored(error.clone()))).collect::<Vec<_>>();
         let checks = match statements::plan(variables) {
             Ok(checks) => checks,
-            Err(e) => return fail(e),
+            Err(e) => return Ok(fail(e)),
         };
         let mut supported = vec![0.0; checks.len()];
         for (check, p) in checks.iter().zip(supported.iter_mut()) {
             if check.number_conflict.is_some() {
                 continue;
             }
-            let logprobs = self.render(spec, &check.variables).and_then(|rendered| self.outcome_logprobs(spec, &rendered));
-            match logprobs {
-                Ok(Some(logprobs)) => {
+            match self.outcome_logprobs(spec, &self.render(spec, &check.variables)?)? {
+                Some(logprobs) => {
                     *p = super::distribution::normalise(&logprobs).and_then(|d| d.get(1).copied()).unwrap_or(0.0);
                 }
-                Ok(None) => return fail(self.no_outcome(spec)),
-                Err(e) => return fail(e.to_string()),
+                None => return Ok(fail(self.no_outcome(spec))),
             }
         }
-        statements::verdicts(spec, &checks, &supported)
+        Ok(statements::verdicts(spec, &checks, &supported))
+    }
+
+    /// One judge's verdicts on an item (a statements judge gives three); Err when the server
+    /// failed, so the caller can tell a prompt too long for its window from other failures.
+    fn judge_with(&self, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<Vec<(String, Verdict)>, JudgeError> {
+        match spec.mode {
+            JudgeMode::Claims => Ok(vec![(
+                spec.name.clone(),
+                unscored(format!("claims judge {} runs on the in-process runtime only (it reads claims token by token)", spec.name)),
+            )]),
+            JudgeMode::Statements => self.statements(spec, variables),
+            _ => Ok(vec![(spec.name.clone(), self.choose(spec, variables)?)]),
+        }
+    }
+}
+
+/// Tries at cutting an item's values after the server said its prompt did not fit: the first
+/// cut uses the sizes the server stated, each later one keeps 60% of what was left.
+const MAX_CUTS: usize = 4;
+
+/// The item's values cut (`context_fit`'s rule, counted in characters) after the server said
+/// the prompt overflowed its window; false when there is nothing left to cut. With the sizes
+/// stated, the values keep the share of their characters that the window (less room for the
+/// template and the reply) is of the prompt; without them, half.
+fn cut_after_overflow(variables: &mut BTreeMap<&str, String>, overflow: &ContextOverflow, cuts_before: usize) -> bool {
+    let chars: usize = variables.values().map(|v| v.chars().count()).sum();
+    let share = match (cuts_before, overflow.prompt_tokens, overflow.window) {
+        (0, Some(prompt), Some(window)) if prompt > 0 => window.saturating_sub(SERVED_ROOM) as f64 / prompt as f64,
+        (0, _, _) => 0.5,
+        _ => 0.6,
+    };
+    let budget = (chars as f64 * share.clamp(0.0, 0.95)) as usize;
+    budget > 0 && fit_to_chars(budget, variables)
+}
+
+/// Tokens of a served judge's window kept for what is not a value (template, rubric, reply).
+const SERVED_ROOM: usize = 256;
+
+/// The overflow a server reported, when that is why a judge failed.
+fn overflow_of(error: &JudgeError) -> Option<ContextOverflow> {
+    match error {
+        JudgeError::Model { source: LlmError::Server { overflow, .. }, .. } => *overflow,
+        _ => None,
     }
 }
 
@@ -145,28 +189,41 @@ impl Judging for ServedJudgePanel {
     }
 
     fn judge(&mut self, question: &Question, answer: &Answer) -> BTreeMap<String, Verdict> {
-        let variables = item_variables(question, answer);
-        let mut verdicts = BTreeMap::new();
+        // The server's window is known only when a prompt overflows it: then the item's values
+        // are cut by `context_fit`'s rule and the judge asked again, and every verdict of the
+        // item is flagged, as in process.
+        let mut variables = item_variables(question, answer);
+        let (mut verdicts, mut cuts) = (BTreeMap::new(), 0);
         for spec in self.judges.iter().filter(|j| j.mode != JudgeMode::Jury) {
-            let verdict = match (spec.mode, missing_input(spec, &variables)) {
-                (_, Some(missing)) => unscored(missing),
-                (JudgeMode::Claims, None) => unscored(format!(
-                    "claims judge {} runs on the in-process runtime only (it reads claims token by token)",
-                    spec.name
-                )),
-                (JudgeMode::Statements, None) => {
-                    for (key, verdict) in self.statements(spec, &variables) {
-                        verdicts.insert(key, verdict);
-                    }
-                    continue;
+            if let Some(missing) = missing_input(spec, &variables) {
+                verdicts.insert(spec.name.clone(), unscored(missing));
+                continue;
+            }
+            let judged = loop {
+                match self.judge_with(spec, &variables) {
+                    Ok(judged) => break judged,
+                    Err(e) => match overflow_of(&e) {
+                        Some(overflow) if cuts < MAX_CUTS && cut_after_overflow(&mut variables, &overflow, cuts) => cuts += 1,
+                        _ => {
+                            let keys = match spec.mode {
+                                JudgeMode::Statements => statements::keys(&spec.name).to_vec(),
+                                _ => vec![spec.name.clone()],
+                            };
+                            break keys.into_iter().map(|k| (k, unscored(e.to_string()))).collect();
+                        }
+                    },
                 }
-                _ => self.choose(spec, &variables).unwrap_or_else(|e| unscored(e.to_string())),
             };
-            verdicts.insert(spec.name.clone(), verdict);
+            verdicts.extend(judged);
         }
         finish_verdicts(&self.judges, &mut verdicts, question, answer);
         // Text that addresses the grader or mimics a turn: scored, but never silently.
         super::injection::flag_if_suspect(question, answer, &mut verdicts);
+        if cuts > 0 {
+            for verdict in verdicts.values_mut() {
+                verdict.flags.push(FLAG_CUT_TO_FIT.to_string());
+            }
+        }
         verdicts
     }
 }

@@ -26,8 +26,9 @@ pub enum LlmError {
     },
     #[error("device: {0}")]
     Device(String),
+    /// `overflow`: the prompt did not fit the server's context window (a judge cuts and retries).
     #[error("{endpoint}: {message}")]
-    Server { endpoint: String, message: String },
+    Server { endpoint: String, message: String, overflow: Option<super::server::ContextOverflow> },
     #[error("{0}")]
     Invalid(String),
     #[error("model computation failed: {}", candle_message(.0))]

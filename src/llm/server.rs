@@ -69,7 +69,7 @@ impl ServerModel {
     }
 
     /// POST `body` to `base` + `path`; a failure says whether another try may help.
-    fn post(&self, base: &str, path: &str, body: &serde_json::Value) -> std::result::Result<ureq::Response, (String, bool)> {
+    fn post(&self, base: &str, path: &str, body: &serde_json::Value) -> std::result::Result<ureq::Response, Failure> {
         let mut request = self
             .agent
             .post(&format!("{}{path}", base.trim_end_matches('/')))
@@ -77,17 +77,17 @@ impl ServerModel {
         if let Ok(Some(key)) = self.api_key() {
             request = request.set("Authorization", &format!("Bearer {key}"));
         }
-        not_redirected(request.send_json(body).map_err(request_error)?)
+        Ok(not_redirected(request.send_json(body).map_err(request_error)?)?)
     }
 
     /// GET `base` + `path` as JSON (capped), within `timeout`.
-    fn get_json(&self, url: &str, timeout: Duration) -> std::result::Result<serde_json::Value, (String, bool)> {
+    fn get_json(&self, url: &str, timeout: Duration) -> std::result::Result<serde_json::Value, Failure> {
         let mut request = self.agent.get(url).timeout(timeout);
         if let Ok(Some(key)) = self.api_key() {
             request = request.set("Authorization", &format!("Bearer {key}"));
         }
         let response = not_redirected(request.call().map_err(request_error)?)?;
-        read_json(response)
+        Ok(read_json(response)?)
     }
 
     /// Chat completion of `messages`, streamed. Transient failures move to the next replica
@@ -154,19 +154,20 @@ impl ServerModel {
     fn with_retries<T>(
         &self,
         cancel: Option<&AtomicBool>,
-        request: impl Fn(&str) -> std::result::Result<T, (String, bool)>,
+        request: impl Fn(&str) -> std::result::Result<T, Failure>,
     ) -> Result<T> {
         let mut attempt = 0;
         loop {
             let base = self.replica();
             match request(&base) {
                 Ok(value) => return Ok(value),
-                Err((message, transient)) => {
+                Err(Failure { message, transient, overflow }) => {
                     let cancelled = cancel.is_some_and(|c| c.load(Ordering::Relaxed));
                     if !transient || attempt >= self.spec.retries || cancelled {
                         return Err(LlmError::Server {
                             endpoint: format!("{}/chat/completions ({})", base.trim_end_matches('/'), self.spec.model),
                             message,
+                            overflow,
                         });
                     }
                     attempt += 1;
@@ -188,7 +189,7 @@ impl ServerModel {
         base: &str,
         body: &serde_json::Value,
         cancel: Option<&AtomicBool>,
-    ) -> std::result::Result<ServerGeneration, (String, bool)> {
+    ) -> std::result::Result<ServerGeneration, Failure> {
         let started = Instant::now();
         let response = self.post(base, "/chat/completions", body)?;
         let mut out = ServerGeneration {
@@ -234,7 +235,7 @@ impl ServerModel {
             || ("cancelled".to_string(), false),
         )?;
         if events == 0 {
-            return Err(("the server answered with an empty stream".into(), false));
+            return Err(("the server answered with an empty stream".to_string(), false).into());
         }
         Ok(out)
     }
@@ -300,7 +301,7 @@ impl ServerModel {
                             Err(format!("serves {} but not {}", names.join(", "), self.spec.model))
                         }
                     }
-                    Err((message, _)) => Err(message),
+                    Err(failure) => Err(failure.message),
                 };
                 (base.clone(), outcome)
             })
@@ -348,21 +349,93 @@ fn read_json(response: ureq::Response) -> std::result::Result<serde_json::Value,
     })
 }
 
+/// A failed request: the message, whether another try may help, and, when the prompt did not
+/// fit the server's context window, what the server said about it.
+struct Failure {
+    message: String,
+    transient: bool,
+    overflow: Option<ContextOverflow>,
+}
+
+impl From<(String, bool)> for Failure {
+    fn from((message, transient): (String, bool)) -> Self {
+        Failure { message, transient, overflow: None }
+    }
+}
+
+/// A prompt longer than the server's context window, with the sizes the server stated (llama-
+/// server states both; vLLM and OpenAI-style servers write them in their message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextOverflow {
+    pub prompt_tokens: Option<usize>,
+    pub window: Option<usize>,
+}
+
 /// A failed request's message, and whether another try may help (timeouts, connection
 /// errors, 429, 5xx). The URL is left out of transport errors: the spec's names it.
-fn request_error(e: ureq::Error) -> (String, bool) {
+fn request_error(e: ureq::Error) -> Failure {
     match e {
         ureq::Error::Status(code, response) => {
-            let said = response.into_string().unwrap_or_default();
-            let said: String = said.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(300).collect();
-            (format!("HTTP {code}: {said}"), code == 429 || code >= 500)
+            let body = response.into_string().unwrap_or_default();
+            let said: String = body.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(300).collect();
+            let overflow = if code == 400 || code == 413 { context_overflow(&body) } else { None };
+            Failure { message: format!("HTTP {code}: {said}"), transient: code == 429 || code >= 500, overflow }
         }
-        ureq::Error::Transport(t) => (
-            match t.message() {
+        ureq::Error::Transport(t) => Failure {
+            message: match t.message() {
                 Some(m) => format!("{}: {m}", t.kind()),
                 None => t.kind().to_string(),
             },
-            true,
-        ),
+            transient: true,
+            overflow: None,
+        },
+    }
+}
+
+/// Whether an error reply says the prompt is longer than the context window, and the sizes it
+/// gives. llama-server: `{"error": {"type": "exceed_context_size_error", "n_prompt_tokens": 631,
+/// "n_ctx": 256, …}}`; vLLM and OpenAI: a message "…maximum context length is 4096 tokens.
+/// However, you requested 5000 tokens…" (OpenAI adds `"code": "context_length_exceeded"`).
+fn context_overflow(body: &str) -> Option<ContextOverflow> {
+    let reply: serde_json::Value = serde_json::from_str(body).ok()?;
+    let error = reply.get("error").filter(|e| e.is_object()).unwrap_or(&reply);
+    let text = |key: &str| error.get(key).and_then(|v| v.as_str()).unwrap_or("");
+    let size = |key: &str| error.get(key).and_then(|v| v.as_u64()).map(|n| n as usize);
+    let message = text("message").to_ascii_lowercase();
+    if text("type") == "exceed_context_size_error" || message.contains("exceeds the available context size") {
+        return Some(ContextOverflow { prompt_tokens: size("n_prompt_tokens"), window: size("n_ctx") });
+    }
+    if text("code") == "context_length_exceeded" || message.contains("maximum context length") {
+        return Some(ContextOverflow {
+            prompt_tokens: number_after(&message, "requested ").or_else(|| number_after(&message, "resulted in ")),
+            window: number_after(&message, "maximum context length is "),
+        });
+    }
+    None
+}
+
+/// The whole number that follows the first `cue` in `text`.
+fn number_after(text: &str, cue: &str) -> Option<usize> {
+    let rest = &text[text.find(cue)? + cue.len()..];
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == ',').filter(|c| *c != ',').collect();
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_overflow_is_read_from_each_servers_wording() {
+        // llama-server, as it answered a 631-token prompt with a 256-token window here.
+        let llama = r#"{"error":{"code":400,"message":"request (631 tokens) exceeds the available context size (256 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":631,"n_ctx":256}}"#;
+        assert_eq!(context_overflow(llama), Some(ContextOverflow { prompt_tokens: Some(631), window: Some(256) }));
+        let vllm = r#"{"object":"error","message":"This model's maximum context length is 4,096 tokens. However, you requested 5000 tokens (4999 in the messages, 1 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}"#;
+        assert_eq!(context_overflow(vllm), Some(ContextOverflow { prompt_tokens: Some(5000), window: Some(4096) }));
+        let openai = r#"{"error":{"message":"Your messages resulted in 9001 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
+        assert_eq!(context_overflow(openai), Some(ContextOverflow { prompt_tokens: Some(9001), window: None }));
+        for other in [r#"{"error":{"message":"model not found","type":"not_found"}}"#, "Bad Request", ""] {
+            assert_eq!(context_overflow(other), None, "{other}");
+        }
     }
 }
