@@ -8,7 +8,8 @@
 //! rule: checked here with SmolLM2's own tokenizer and window (cheap), and end to end on an
 //! answer and a reference of about 3,000 words each in an ignored test (SmolLM2 reads that item
 //! for many minutes on two cores; run it by hand with `--ignored`).
-//! What the scores are is not checked here (SmolLM2 judges badly): that each exists is.
+//! What the scores are is not checked here (SmolLM2 judges badly): that each exists is, and that
+//! the jury's word overlap read figures in other scales as the reference writes them.
 
 use crate::common::{assay, ok, smollm2_installed};
 use crate::llm_common;
@@ -125,6 +126,17 @@ fn every_kind_of_long_answer_is_scored_by_every_judge() {
         if matches!(id, "empty" | "punctuation" | "addressed-to-grader") {
             // Nothing stated: nothing supported and nothing of the reference given.
             assert_eq!(item["verdicts"]["supported"]["score"].as_f64(), Some(0.0), "{id}");
+        }
+        if id == "scales" {
+            // The jury's word-overlap member read the figures written as the reference writes
+            // them (`4,200 million dollars` as `$4.2 billion`, `FY2023` spelled out): what the
+            // run stored is the mean of the two judges and that, not of ROUGE-L as written.
+            let score = |judge: &str| item["verdicts"][judge]["score"].as_f64().unwrap_or(f64::NAN);
+            let overlap_member = 3.0 * score("facts") - score("correct") - score("supported");
+            let (answer, reference) = (item["answer"].as_str().unwrap(), item["reference"].as_str().unwrap());
+            let alike = assay::judge::jury_metrics::jury_metric("rouge_l", answer, reference).unwrap();
+            assert!((overlap_member - alike).abs() < 1e-9, "{overlap_member} vs {alike}");
+            assert!(alike > assay::metrics::rouge::rouge_l(answer, reference) + 0.1, "figures written alike overlap more");
         }
     }
 }
