@@ -336,7 +336,7 @@ unsafe fn sums_word(a: &Q8KRows, i: usize, k: usize) -> __m512i {
 /// `acc[r]` += the Q4_K panel · activation rows `r0 + r`, for `R` rows at a time: per row each
 /// sub-block's exact integer sum times its f32 scale, and the mins as one exact integer (at
 /// most 8 · 63 · 4,096), each scaled by the super-block's scales once. (Summing the scaled
-/// sub-blocks in integers too, `vpdpwssd` over half sub-blocks, measured 5–8% slower.)
+/// sub-blocks in integers too, `vpdpwssd` over half sub-blocks, measured 5–9% slower.)
 ///
 /// # Safety
 /// The CPU must have AVX-512 F/BW/VL/VNNI and FMA; activation rows `r0 .. r0 + R` and their
