@@ -20,10 +20,10 @@ use super::statements;
 use super::{Judging, Verdict};
 use crate::dataset::Question;
 use crate::llm::chat_template::ChatMessage;
-use crate::llm::error::LlmError;
+use crate::llm::error::{ContextOverflow, LlmError};
 use crate::llm::generate::GenerationParams;
 use crate::llm::scoring::first_token_outcome_logprobs;
-use crate::llm::server::{ContextOverflow, ServerModel};
+use crate::llm::server::ServerModel;
 use crate::record::Answer;
 
 /// Top tokens asked for: enough for every spelling of a handful of outcomes.

@@ -28,7 +28,7 @@ pub enum LlmError {
     Device(String),
     /// `overflow`: the prompt did not fit the server's context window (a judge cuts and retries).
     #[error("{endpoint}: {message}")]
-    Server { endpoint: String, message: String, overflow: Option<super::server::ContextOverflow> },
+    Server { endpoint: String, message: String, overflow: Option<ContextOverflow> },
     #[error("{0}")]
     Invalid(String),
     #[error("model computation failed: {}", candle_message(.0))]
@@ -51,3 +51,11 @@ impl LlmError {
 }
 
 pub type Result<T> = std::result::Result<T, LlmError>;
+
+/// A prompt longer than a server's context window, with the sizes the server stated (llama-
+/// server states both; vLLM and OpenAI-style servers write them in their message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextOverflow {
+    pub prompt_tokens: Option<usize>,
+    pub window: Option<usize>,
+}

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use super::capped_body::{is_too_large, CappedBody, MAX_RESPONSE_BYTES};
 use super::chat_template::ChatMessage;
-use super::error::{LlmError, Result};
+use super::error::{ContextOverflow, LlmError, Result};
 use super::generate::GenerationParams;
 use super::prompt_text::for_server;
 use crate::models::server_spec::ServerSpec;
@@ -361,14 +361,6 @@ impl From<(String, bool)> for Failure {
     fn from((message, transient): (String, bool)) -> Self {
         Failure { message, transient, overflow: None }
     }
-}
-
-/// A prompt longer than the server's context window, with the sizes the server stated (llama-
-/// server states both; vLLM and OpenAI-style servers write them in their message).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ContextOverflow {
-    pub prompt_tokens: Option<usize>,
-    pub window: Option<usize>,
 }
 
 /// A failed request's message, and whether another try may help (timeouts, connection
