@@ -4,7 +4,8 @@
 //! code block, numbers only, Chinese and Russian text, an empty answer, one equal to the
 //! reference, a one-word reference, CRLF and odd Unicode, annual-report figures ("$4.2
 //! billion", "(1,234)", "bps", "FY2023"), text only addressed to the grader — gets a score from
-//! every judge and no error. Values past the judge model's window are cut by `context_fit`'s
+//! every judge and no error. A refusal question (no reference) is scored by the jury members
+//! that can score it and flagged with those left out. Values past the judge model's window are cut by `context_fit`'s
 //! rule: checked here with SmolLM2's own tokenizer and window (cheap), and end to end on an
 //! answer and a reference of about 3,000 words each in an ignored test (SmolLM2 reads that item
 //! for many minutes on two cores; run it by hand with `--ignored`).
@@ -15,6 +16,7 @@ use crate::common::{assay, ok, smollm2_installed};
 use crate::llm_common;
 
 use assay::judge::context_fit::{fit_to_context, FLAG_CUT_TO_FIT, ROOM};
+use assay::judge::jury::FLAG_MEMBERS_LEFT_OUT;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -175,4 +177,55 @@ fn a_long_item_past_the_window_is_scored_and_flagged() {
     assert!(flags(&items[0]).contains(&FLAG_CUT_TO_FIT), "{:?}", flags(&items[0]));
     let statements = items[0]["verdicts"]["supported"]["statements"].as_array().unwrap();
     assert!(statements.len() >= 2 * assay::judge::statements::MAX_STATEMENTS - 2, "{}", statements.len());
+}
+
+/// A question whose right reply is a refusal has no reference: ROUGE-L and the statement checks
+/// have nothing to compare, so the juries score from `correct` (which reads the refusal rule in
+/// place of a reference) and flag the members left out. An item every member can score is not
+/// flagged. Through the real CLI on SmolLM2, `facts` and `facts-overlap` together.
+#[test]
+fn a_refusal_question_is_scored_by_the_members_that_can_and_flagged() {
+    if !smollm2_installed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dataset = write_dataset(tmp.path(), &[("answerable", "Net revenue rose 4% to $4.2 billion in FY2023.".into(), "Revenue rose 4% to $4.2 billion.".into())]);
+    // Two refusal questions beside it, one answered and one left empty.
+    let mut questions = std::fs::read_to_string(dataset.join("questions.jsonl")).unwrap();
+    let mut answers = std::fs::read_to_string(dataset.join("answers.jsonl")).unwrap();
+    for (id, answer) in [("refusal", "The annual report does not give the chief executive's salary."), ("refusal-empty", "")] {
+        questions.push_str(&format!("{}\n", serde_json::json!({"id": id, "question": "What was the chief executive's salary?", "refuse": true})));
+        answers.push_str(&format!("{}\n", serde_json::json!({"id": id, "answer": answer})));
+    }
+    std::fs::write(dataset.join("questions.jsonl"), questions).unwrap();
+    std::fs::write(dataset.join("answers.jsonl"), answers).unwrap();
+    let db = tmp.path().join("runs.sqlite");
+    let args = ["run", dataset.to_str().unwrap(), "--target", "answers:answers.jsonl", "--judges", "facts,facts-overlap", "--judge-model", "smollm2-135m-instruct", "--json"];
+    let export: Value = serde_json::from_str(&ok(assay(&args, &db))).unwrap();
+    let items = export["runs"][0]["items"].as_array().unwrap();
+    assert_eq!(items.len(), 3);
+    let left_out = |item: &Value, jury: &str| -> Vec<String> {
+        let flags = item["verdicts"][jury]["flags"].as_array().cloned().unwrap_or_default();
+        flags.iter().filter_map(Value::as_str).filter(|f| f.starts_with(FLAG_MEMBERS_LEFT_OUT)).map(str::to_string).collect()
+    };
+    for item in items {
+        let id = item["id"].as_str().unwrap();
+        for jury in ["facts", "facts-overlap"] {
+            let verdict = &item["verdicts"][jury];
+            assert!(verdict["error"].is_null(), "{id} {jury}: {}", verdict["error"]);
+            let score = verdict["score"].as_f64().unwrap_or_else(|| panic!("{id} {jury} has no score: {verdict}"));
+            assert!((0.0..=1.0).contains(&score) && verdict["label"].is_string(), "{id} {jury}: {verdict}");
+        }
+        if id == "answerable" {
+            assert!(left_out(item, "facts").is_empty() && left_out(item, "facts-overlap").is_empty(), "{id}: {item}");
+            continue;
+        }
+        // Only `correct` could score a refusal question: the juries' score is its score.
+        let correct = item["verdicts"]["correct"]["score"].as_f64().unwrap();
+        assert_eq!(item["verdicts"]["facts"]["score"].as_f64(), Some(correct), "{id}");
+        assert_eq!(left_out(item, "facts"), [format!("{FLAG_MEMBERS_LEFT_OUT}: supported, rouge_l")], "{id}");
+        assert_eq!(left_out(item, "facts-overlap"), [format!("{FLAG_MEMBERS_LEFT_OUT}: supported, rouge_l, statement_overlap")], "{id}");
+        assert!(item["verdicts"]["supported"]["error"].as_str().unwrap().contains("refusal"), "{id}: the member says why");
+        assert!(item["verdicts"]["facts"]["explanation"].as_str().unwrap().contains("supported left out"), "{id}");
+    }
 }

@@ -1,5 +1,5 @@
 //! Running judges with a language model: choice mode (option scoring, never free text), claims
-//! mode (see `claims`) and juries (the mean of member judges' expected scores).
+//! mode (see `claims`) and juries (the mean of member judges' expected scores: `jury`).
 //!
 //! Prompts put the item first and each judge's rubric after it, so the judges of one item
 //! continue from one reading of the item (see `reading`): the chat template's text before the
@@ -17,7 +17,8 @@ use super::distribution::{unscored, verdict_against_baseline, verdict_from_logpr
 use super::reading::{branch_points, cached_template_states, Reader, Reading};
 use super::spec::{JudgeMode, JudgeSpec};
 use super::error::JudgeError;
-use super::jury_metrics::{is_jury_metric, jury_metric};
+use super::jury::jury_verdict;
+use super::jury_metrics::is_jury_metric;
 use super::statements::{failed as failed_statements, judge_prepared, prepare as prepare_statements, PreparedStatements};
 use super::prompt::{baseline_variables, item_variables, marked, user_prompt_tokens};
 use super::Verdict;
@@ -291,45 +292,6 @@ pub(super) fn finish_verdicts(judges: &[JudgeSpec], verdicts: &mut BTreeMap<Stri
         if let Some(verdict) = verdicts.get_mut(&spec.name) {
             verdict.passed = verdict.label.as_deref().and_then(|label| spec.passes(label));
         }
-    }
-}
-
-/// A jury's verdict: the mean of its members' expected scores; unscored when any member is
-/// (a mean over fewer members would be another jury). Label: the best outcome at a mean of 0.5
-/// or more, or the calibrated band.
-fn jury_verdict(spec: &JudgeSpec, verdicts: &BTreeMap<String, Verdict>, question: &Question, answer: &Answer) -> Verdict {
-    let mut scores = Vec::new();
-    for member in &spec.members {
-        let metric = || match question.answer.as_deref() {
-            Some(reference) if !question.refuse => jury_metric(member, &answer.text, reference),
-            _ => None,
-        };
-        let score = match verdicts.get(member) {
-            Some(verdict) => verdict.score,
-            None if is_jury_metric(member) => metric(),
-            None => None,
-        };
-        match score {
-            Some(score) => scores.push(score),
-            None => {
-                let why = verdicts.get(member).and_then(|v| v.error.clone()).unwrap_or_else(|| "no score (no reference answer?)".into());
-                return unscored(format!("jury member {member} is unscored: {why}"));
-            }
-        }
-    }
-    let mean = scores.iter().sum::<f64>() / scores.len() as f64;
-    let best = spec.outcomes.len() - 1;
-    let label = spec
-        .calibrated_label(mean)
-        .map(|l| l.to_string())
-        .unwrap_or_else(|| spec.outcomes[if mean >= 0.5 { best } else { 0 }].clone());
-    let parts: Vec<String> = spec.members.iter().zip(&scores).map(|(m, s)| format!("{m} {s:.3}")).collect();
-    Verdict {
-        label: Some(label),
-        score: Some(mean),
-        distribution: BTreeMap::new(),
-        explanation: Some(format!("mean of {}", parts.join(", "))),
-        ..Verdict::default()
     }
 }
 

@@ -14,13 +14,12 @@ use std::collections::BTreeMap;
 
 use super::error::JudgeError;
 use super::prompt::{marked, user_prompt_tokens, NO_REFERENCE};
-use super::distribution::unscored;
+use super::distribution::{normalise, unscored};
 use super::reading::{branch_points, common_prefix, Reader};
 use super::spec::JudgeSpec;
 use super::Verdict;
 use crate::llm::generate::GenerationParams;
 use crate::llm::model::LanguageModel;
-use crate::llm::scoring::option_distribution;
 
 /// At most this many claims per text.
 pub const MAX_CLAIMS: usize = 10;
@@ -154,11 +153,16 @@ fn support(model: &LanguageModel, spec: &JudgeSpec, claims: &[String], text: &st
     let prompts = claims.iter().map(|c| check_tokens(model, spec, text, c)).collect::<Result<Vec<_>, _>>()?;
     let branches = branch_points(&prompts);
     let mut each = Vec::with_capacity(claims.len());
-    for (tokens, keep_at) in prompts.iter().zip(branches) {
+    for ((tokens, keep_at), claim) in prompts.iter().zip(branches).zip(claims) {
         let state = reader.read(tokens, keep_at).map_err(model_err)?;
         let scores = model.score_options(&state, &spec.outcomes).map_err(model_err)?;
-        let probabilities = option_distribution(&scores);
-        let yes = probabilities.get(1).copied().filter(|p| p.is_finite()).unwrap_or(0.0);
+        let logprobs: Vec<f64> = scores.iter().map(|s| s.logprob as f64).collect();
+        // No finite probability is no evidence either way: the item is unscored with the reason
+        // rather than the claim counted unsupported.
+        let yes = normalise(&logprobs)
+            .and_then(|p| p.get(1).copied())
+            .filter(|p| p.is_finite())
+            .ok_or_else(|| JudgeError::NoFiniteProbability { judge: spec.name.clone(), claim: claim.clone() })?;
         each.push(yes);
     }
     let n = each.len().max(1) as f64;

@@ -18,4 +18,6 @@ pub enum JudgeError {
     PairwiseInRun { judge: String },
     #[error("judge {judge}: none of the outcomes ({outcomes}) begins any of the server's {top} most likely first tokens")]
     NoOutcomeInTop { judge: String, outcomes: String, top: usize },
+    #[error("judge {judge}: the model gave no finite probability to Yes or No for the claim {claim:?}")]
+    NoFiniteProbability { judge: String, claim: String },
 }

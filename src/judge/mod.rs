@@ -2,7 +2,8 @@
 //!
 //! A verdict keeps the judge's whole probability distribution over its allowed outcomes, not
 //! just the label, so reports can show how sure the judge was. A judge that failed on an item
-//! records the error and no score: such items are unscored, never silently wrong.
+//! records the error and no score: such items are unscored, never silently wrong. A jury scores
+//! from the members that could and flags the rest (`jury`).
 
 pub mod agreement;
 pub mod choice;
@@ -10,6 +11,7 @@ pub mod claims;
 pub mod context_fit;
 mod error;
 pub mod injection;
+pub mod jury;
 pub mod jury_metrics;
 pub mod pairwise;
 mod pairwise_orders;

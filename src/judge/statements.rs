@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use super::distribution::unscored;
+use super::distribution::{normalise, unscored};
 use super::error::JudgeError;
 use super::injection::without_injection;
 use super::prompt::{marked, user_prompt_tokens, NO_REFERENCE};
@@ -24,7 +24,6 @@ use super::statement_split::{grouped, split_statements};
 use super::Verdict;
 use crate::llm::model::LanguageModel;
 use crate::llm::prompt_text::without_chat_markers;
-use crate::llm::scoring::option_distribution;
 use crate::metrics::numbers::number_conflict;
 use crate::record::{StatementCheck, StatementSide};
 
@@ -191,16 +190,29 @@ pub(super) fn judge_prepared(
 ) -> Vec<(String, Verdict)> {
     let mut supported = vec![0.0; prepared.checks.len()];
     for (k, (index, tokens)) in prepared.asked.iter().zip(&prepared.prompts).enumerate() {
-        let yes = reader
+        let logprobs = reader
             .read(tokens, keep_at.get(k).copied().unwrap_or(0))
             .and_then(|state| model.score_options(&state, &spec.outcomes))
-            .map(|scores| option_distribution(&scores).get(1).copied().filter(|p| p.is_finite()).unwrap_or(0.0));
-        match yes {
-            Ok(p) => supported[*index] = p,
+            .map(|scores| scores.iter().map(|s| s.logprob as f64).collect::<Vec<_>>());
+        match logprobs {
+            Ok(logprobs) => match probability_of_support(spec, &prepared.checks[*index], &logprobs) {
+                Ok(p) => supported[*index] = p,
+                Err(e) => return failed(spec, e),
+            },
             Err(e) => return failed(spec, JudgeError::Model { judge: spec.name.clone(), source: e }.to_string()),
         }
     }
     verdicts(spec, &prepared.checks, &supported)
+}
+
+/// P(Yes) of one check from the outcomes' log-probabilities (`No`, `Yes`). Err when the model
+/// gave no finite probability: counting it as 0 would mark the statement unsupported on no
+/// evidence, so the judge's item is unscored with the reason instead (a jury then leaves it out
+/// and says so).
+pub fn probability_of_support(spec: &JudgeSpec, check: &PlannedCheck, logprobs: &[f64]) -> Result<f64, String> {
+    normalise(logprobs).and_then(|p| p.get(1).copied()).filter(|p| p.is_finite()).ok_or_else(|| {
+        format!("judge {}: the model gave no finite probability to Yes or No for the statement {:?}", spec.name, check.statement)
+    })
 }
 
 /// The verdicts on an answer that states nothing to check: 0 on every key, labelled by the
@@ -263,6 +275,17 @@ mod tests {
         let out = verdicts(&spec, &fine, &[0.8, 0.2, 0.6]);
         let (p, r) = (0.5, 0.6);
         assert!((out[0].1.score.expect("score") - 2.0 * p * r / (p + r)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_check_without_a_finite_probability_is_an_error_not_a_zero() {
+        let spec = builtin("supported").expect("built-in");
+        let checks = plan(&variables("Revenue was $4.2 billion.", "Revenue grew.")).expect("plan");
+        assert!((probability_of_support(&spec, &checks[0], &[-2.0, -0.1]).expect("finite") - 1.0 / (1.0 + (-1.9f64).exp())).abs() < 1e-9);
+        for broken in [[f64::NAN, -0.1], [f64::NEG_INFINITY, f64::NEG_INFINITY], [-0.1, f64::INFINITY]] {
+            let error = probability_of_support(&spec, &checks[0], &broken).expect_err("not finite");
+            assert!(error.contains("no finite probability") && error.contains("Revenue grew."), "{error}");
+        }
     }
 
     #[test]
