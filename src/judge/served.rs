@@ -123,9 +123,10 @@ impl ServedJudgePanel {
                 continue;
             }
             match self.outcome_logprobs(spec, &self.render(spec, &check.variables)?)? {
-                Some(logprobs) => {
-                    *p = super::distribution::normalise(&logprobs).and_then(|d| d.get(1).copied()).unwrap_or(0.0);
-                }
+                Some(logprobs) => match statements::probability_of_support(spec, check, &logprobs) {
+                    Ok(yes) => *p = yes,
+                    Err(e) => return Ok(fail(e)),
+                },
                 None => return Ok(fail(self.no_outcome(spec))),
             }
         }
