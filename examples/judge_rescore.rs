@@ -17,6 +17,9 @@ struct Item {
     reference: String,
     correct: f64,
     supported: f64,
+    /// supported's recall half, the stored score `covered` gives (its checks are the same
+    /// prompts); supported's F1 where the reference had no statements.
+    recall: f64,
     f1: f64,
     label: Option<bool>,
 }
@@ -54,6 +57,7 @@ fn read_set(dir: &str, model: &str, dataset: &str, tag: &str) -> anyhow::Result<
             reference: it["reference"].as_str().unwrap_or_default().to_string(),
             correct: c,
             supported: s,
+            recall: it["verdicts"]["supported.recall"]["score"].as_f64().unwrap_or(s),
             f1: *f,
             label: labels.get(id).copied(),
         });
@@ -82,6 +86,12 @@ fn main() -> anyhow::Result<()> {
         ("facts-overlap alike", |i| {
             let m = |n| jury_metric(n, &i.answer, &i.reference).unwrap_or(0.0);
             (i.correct + i.supported + m("rouge_l") + m("statement_overlap")) / 4.0
+        }),
+        ("covered (supported's recall)", |i| i.recall),
+        ("facts-recall alike", |i| (i.correct + i.recall + jury_metric("rouge_l", &i.answer, &i.reference).unwrap_or(0.0)) / 3.0),
+        ("facts-overlap with recall, alike", |i| {
+            let m = |n| jury_metric(n, &i.answer, &i.reference).unwrap_or(0.0);
+            (i.correct + i.recall + m("rouge_l") + m("statement_overlap")) / 4.0
         }),
     ];
     let data: Vec<(&str, Vec<Item>)> = sets.iter().map(|(d, t)| Ok((*d, read_set(&dir, model, d, t)?))).collect::<anyhow::Result<_>>()?;
@@ -112,32 +122,47 @@ fn main() -> anyhow::Result<()> {
         println!(" {:>8.3}", sum / data.len() as f64);
     }
     // Labels at the built-in thresholds: wrong answers passed, right ones failed, per set.
-    for (name, score, threshold) in [("facts", 7usize, 0.45), ("facts-overlap", 9, 0.393)] {
-        for variant in [0, 1] {
-            let (_, f) = &juries[score - 1 + variant];
-            print!("{name} {} at {threshold}:", if variant == 0 { "as written" } else { "alike" });
-            for (d, items) in &data {
-                let (mut wrong, mut wrong_passed, mut right, mut right_failed) = (0, 0, 0, 0);
-                for i in items {
-                    let pass = f(i) >= threshold;
-                    match i.label {
-                        Some(true) => {
-                            right += 1;
-                            right_failed += usize::from(!pass);
-                        }
-                        Some(false) => {
-                            wrong += 1;
-                            wrong_passed += usize::from(pass);
-                        }
-                        None => {}
+    let by_name = |name: &str| juries.iter().find(|(n, _)| *n == name).map(|(_, f)| *f);
+    for (name, threshold) in
+        [("facts as written", 0.45), ("facts alike", 0.45), ("facts-overlap as written", 0.393), ("facts-overlap alike", 0.393), ("facts-recall alike", 0.455)]
+    {
+        let Some(f) = by_name(name) else { continue };
+        print!("{name} at {threshold}:");
+        for (d, items) in &data {
+            let (mut wrong, mut wrong_passed, mut right, mut right_failed) = (0, 0, 0, 0);
+            for i in items {
+                let pass = f(i) >= threshold;
+                match i.label {
+                    Some(true) => {
+                        right += 1;
+                        right_failed += usize::from(!pass);
                     }
+                    Some(false) => {
+                        wrong += 1;
+                        wrong_passed += usize::from(pass);
+                    }
+                    None => {}
                 }
-                print!("  {d}: wrong passed {wrong_passed}/{wrong}, right failed {right_failed}/{right}");
             }
-            println!();
+            print!("  {d}: wrong passed {wrong_passed}/{wrong}, right failed {right_failed}/{right}, kappa {:.3}", kappa(wrong, wrong_passed, right, right_failed));
         }
+        println!();
     }
     Ok(())
+}
+
+/// Cohen's kappa of the judge's pass/fail against people's labels.
+fn kappa(wrong: usize, wrong_passed: usize, right: usize, right_failed: usize) -> f64 {
+    let n = (wrong + right) as f64;
+    let agreed = (wrong - wrong_passed + right - right_failed) as f64 / n;
+    let judge_yes = (wrong_passed + right - right_failed) as f64 / n;
+    let people_yes = right as f64 / n;
+    let chance = judge_yes * people_yes + (1.0 - judge_yes) * (1.0 - people_yes);
+    if chance >= 1.0 {
+        0.0
+    } else {
+        (agreed - chance) / (1.0 - chance)
+    }
 }
 
 fn debug_diffs(items: &[Item]) {

@@ -229,3 +229,37 @@ fn a_refusal_question_is_scored_by_the_members_that_can_and_flagged() {
         assert!(item["verdicts"]["facts"]["explanation"].as_str().unwrap().contains("supported left out"), "{id}");
     }
 }
+
+/// `facts-recall` (correct, covered, rouge_l) through the CLI on SmolLM2: every item scored by
+/// every judge; `covered` checks only the reference's statements, so it writes no precision.
+#[test]
+fn the_recall_jury_scores_long_answers_and_checks_the_reference_side_only() {
+    if !smollm2_installed() {
+        return;
+    }
+    let chosen: Vec<_> = cases().into_iter().filter(|(id, _, _)| matches!(*id, "table" | "empty" | "equal" | "scales")).collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let dataset = write_dataset(tmp.path(), &chosen);
+    let db = tmp.path().join("runs.sqlite");
+    let args = ["run", dataset.to_str().unwrap(), "--target", "answers:answers.jsonl", "--judges", "facts-recall", "--judge-model", "smollm2-135m-instruct", "--json"];
+    let export: Value = serde_json::from_str(&ok(assay(&args, &db))).unwrap();
+    let items = export["runs"][0]["items"].as_array().unwrap();
+    assert_eq!(items.len(), chosen.len());
+    for item in items {
+        let id = item["id"].as_str().unwrap();
+        for judge in ["correct", "covered", "covered.recall", "facts-recall"] {
+            let verdict = &item["verdicts"][judge];
+            assert!(verdict["error"].is_null(), "{id} {judge}: {}", verdict["error"]);
+            let score = verdict["score"].as_f64().unwrap_or_else(|| panic!("{id} {judge} has no score: {verdict}"));
+            assert!((0.0..=1.0).contains(&score), "{id} {judge}: {score}");
+        }
+        assert!(item["verdicts"]["covered.precision"].is_null(), "{id}: no precision side");
+        let statements = item["verdicts"]["covered"]["statements"].as_array().cloned().unwrap_or_default();
+        assert!(statements.iter().all(|s| s["side"] == "reference"), "{id}: {statements:?}");
+        if id == "empty" {
+            assert_eq!(item["verdicts"]["covered"]["score"].as_f64(), Some(0.0));
+        } else {
+            assert!(!statements.is_empty(), "{id}: the reference's statements were checked");
+        }
+    }
+}

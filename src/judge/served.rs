@@ -112,8 +112,8 @@ impl ServedJudgePanel {
     /// A statements judge on the server: one first-token request per statement the numbers
     /// did not already decide.
     fn statements(&self, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<Vec<(String, Verdict)>, JudgeError> {
-        let fail = |error: String| statements::keys(&spec.name).into_iter().map(|k| (k, unscored(error.clone()))).collect::<Vec<_>>();
-        let checks = match statements::plan(variables) {
+        let fail = |error: String| statements::keys(spec).into_iter().map(|k| (k, unscored(error.clone()))).collect::<Vec<_>>();
+        let checks = match statements::plan_for(spec, variables) {
             Ok(checks) => checks,
             Err(e) => return Ok(fail(e)),
         };
@@ -207,7 +207,7 @@ impl Judging for ServedJudgePanel {
                         Some(overflow) if cuts < MAX_CUTS && cut_after_overflow(&mut variables, &overflow, cuts) => cuts += 1,
                         _ => {
                             let keys = match spec.mode {
-                                JudgeMode::Statements => statements::keys(&spec.name).to_vec(),
+                                JudgeMode::Statements => statements::keys(spec),
                                 _ => vec![spec.name.clone()],
                             };
                             break keys.into_iter().map(|k| (k, unscored(e.to_string()))).collect();

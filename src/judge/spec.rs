@@ -5,6 +5,8 @@
 //! compiled into the binary from `judges/`; a user judges dir adds specs or overrides them by name.
 
 use serde::Deserialize;
+
+use crate::record::StatementSide;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -110,6 +112,10 @@ struct SpecFile {
     model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     baseline: Option<Baseline>,
+    /// Statements mode: which side's statements are checked (`answer`: precision, `reference`:
+    /// recall); both when absent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    sides: Vec<StatementSide>,
 }
 
 fn default_mode() -> JudgeMode {
@@ -146,9 +152,19 @@ pub struct JudgeSpec {
     /// (contextual calibration), so the label says whether the answer beats it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<Baseline>,
+    /// Statements mode: the sides whose statements are checked (`answer`: precision against the
+    /// reference, `reference`: recall against the answer). Both unless the spec names one: a
+    /// judge that only needs recall reads half as many prompts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sides: Vec<StatementSide>,
 }
 
 impl JudgeSpec {
+    /// Whether a statements judge checks the statements of `side`.
+    pub fn checks_side(&self, side: StatementSide) -> bool {
+        self.sides.is_empty() || self.sides.contains(&side)
+    }
+
     /// sha256 of everything in the spec that decides a verdict (every field but where it was
     /// read from), for a run's config: a resumed run must judge with the same specs.
     pub fn content_sha256(&self) -> String {
@@ -214,6 +230,9 @@ impl JudgeSpec {
         if matches!(raw.mode, JudgeMode::Claims | JudgeMode::Statements) && raw.outcomes != ["No", "Yes"] {
             return Err(field("outcomes", "claims and statements modes check each claim with outcomes [\"No\", \"Yes\"]".into()));
         }
+        if !raw.sides.is_empty() && raw.mode != JudgeMode::Statements {
+            return Err(field("sides", "only a statements judge (mode = \"statements\") checks sides".into()));
+        }
         match raw.mode {
             JudgeMode::Jury => {
                 if raw.members.len() < 2 {
@@ -272,6 +291,7 @@ impl JudgeSpec {
             pass: raw.pass,
             model: raw.model,
             baseline: raw.baseline,
+            sides: raw.sides,
         })
     }
 
@@ -396,6 +416,7 @@ pub fn write_calibrated_copy(spec: &JudgeSpec, dir: &Path, thresholds: &[f64], l
         pass: spec.pass.clone(),
         model: spec.model.clone(),
         baseline: spec.baseline,
+        sides: spec.sides.clone(),
     };
     let text = toml::to_string(&raw).map_err(|e| SpecError::Field { file: file.clone(), field: "thresholds", message: e.to_string() })?;
     std::fs::write(&file, text).map_err(io(file.clone()))?;
@@ -502,6 +523,8 @@ const BUILT_IN: &[(&str, &str, &str)] = &[
     ("supported", include_str!("../../judges/supported.toml"), include_str!("../../judges/supported.md")),
     ("facts", include_str!("../../judges/facts.toml"), ""),
     ("facts-overlap", include_str!("../../judges/facts-overlap.toml"), ""),
+    ("covered", include_str!("../../judges/covered.toml"), include_str!("../../judges/supported.md")),
+    ("facts-recall", include_str!("../../judges/facts-recall.toml"), ""),
     ("better", include_str!("../../judges/better.toml"), include_str!("../../judges/better.md")),
 ];
 

@@ -41,9 +41,32 @@ pub struct PlannedCheck {
     pub number_conflict: Option<String>,
 }
 
-/// The verdict keys a statements judge writes.
-pub fn keys(name: &str) -> [String; 3] {
-    [name.to_string(), format!("{name}.precision"), format!("{name}.recall")]
+/// The verdict keys a statements judge writes: its name (F1, or the one side's score), and
+/// `.precision` and `.recall` for each side it checks.
+pub fn keys(spec: &JudgeSpec) -> Vec<String> {
+    let name = &spec.name;
+    let mut keys = vec![name.to_string()];
+    if spec.checks_side(StatementSide::Answer) {
+        keys.push(format!("{name}.precision"));
+    }
+    if spec.checks_side(StatementSide::Reference) {
+        keys.push(format!("{name}.recall"));
+    }
+    keys
+}
+
+/// The checks of `plan` on the sides `spec` checks (a recall-only judge asks nothing of the
+/// answer's statements, so the reference is not read as a text at all).
+pub fn plan_for(spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<Vec<PlannedCheck>, String> {
+    let all = plan(variables)?;
+    let any = !all.is_empty();
+    let checks: Vec<PlannedCheck> = all.into_iter().filter(|check| spec.checks_side(check.side)).collect();
+    // The answer states something but the side checked has nothing to check: no score is
+    // better than a 0 the answer did not earn (a jury leaves the judge out and says so).
+    if any && checks.is_empty() {
+        return Err(format!("judge {}: the {} states nothing to check", spec.name, if spec.checks_side(StatementSide::Reference) { "reference" } else { "answer" }));
+    }
+    Ok(checks)
 }
 
 /// The checks for one item: every answer statement against the reference, every reference
@@ -117,7 +140,7 @@ pub fn verdicts(spec: &JudgeSpec, checks: &[PlannedCheck], supported: &[f64]) ->
         (Some(_), Some(_)) => 0.0,
         (Some(p), None) => p,
         (None, Some(r)) => r,
-        (None, None) => return keys(&spec.name).into_iter().map(|k| (k, unscored("no statements to check".into()))).collect(),
+        (None, None) => return keys(spec).into_iter().map(|k| (k, unscored("no statements to check".into()))).collect(),
     };
     let unsupported = statements.iter().filter(|s| s.side == StatementSide::Answer && s.supported < 0.5).count();
     let missed = statements.iter().filter(|s| s.side == StatementSide::Reference && s.supported < 0.5).count();
@@ -145,12 +168,14 @@ pub fn verdicts(spec: &JudgeSpec, checks: &[PlannedCheck], supported: &[f64]) ->
         Some(score) => Verdict { score: Some(score), explanation: Some(explanation.clone()), ..Verdict::default() },
         None => unscored(missing.to_string()),
     };
-    let [name, precision_key, recall_key] = keys(&spec.name);
-    vec![
-        (name, main),
-        (precision_key, part(precision, "no answer statements")),
-        (recall_key, part(recall, "no reference statements")),
-    ]
+    let mut out = vec![(spec.name.clone(), main)];
+    if spec.checks_side(StatementSide::Answer) {
+        out.push((format!("{}.precision", spec.name), part(precision, "no answer statements")));
+    }
+    if spec.checks_side(StatementSide::Reference) {
+        out.push((format!("{}.recall", spec.name), part(recall, "no reference statements")));
+    }
+    out
 }
 
 /// A statements judge's checks for one item with the tokens of each prompt the model must
@@ -165,7 +190,7 @@ pub(super) struct PreparedStatements {
 
 /// Plan and tokenize one item's checks (Err: the reason the item is unscored).
 pub(super) fn prepare(model: &LanguageModel, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<PreparedStatements, String> {
-    let checks = plan(variables)?;
+    let checks = plan_for(spec, variables)?;
     let asked: Vec<usize> = (0..checks.len()).filter(|i| checks[*i].number_conflict.is_none()).collect();
     let prompts = asked
         .iter()
@@ -228,13 +253,14 @@ fn nothing_stated(spec: &JudgeSpec) -> Vec<(String, Verdict)> {
         ..Verdict::default()
     };
     let part = Verdict { score: Some(0.0), explanation: Some(why), ..Verdict::default() };
-    let [name, precision_key, recall_key] = keys(&spec.name);
-    vec![(name, main), (precision_key, part.clone()), (recall_key, part)]
+    let mut out = vec![(spec.name.clone(), main)];
+    out.extend(keys(spec).into_iter().skip(1).map(|key| (key, part.clone())));
+    out
 }
 
 /// Every key of the judge unscored with `error`.
 pub(super) fn failed(spec: &JudgeSpec, error: String) -> Vec<(String, Verdict)> {
-    keys(&spec.name).into_iter().map(|k| (k, unscored(error.clone()))).collect()
+    keys(spec).into_iter().map(|k| (k, unscored(error.clone()))).collect()
 }
 
 #[cfg(test)]
@@ -275,6 +301,34 @@ mod tests {
         let out = verdicts(&spec, &fine, &[0.8, 0.2, 0.6]);
         let (p, r) = (0.5, 0.6);
         assert!((out[0].1.score.expect("score") - 2.0 * p * r / (p + r)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_recall_only_judge_checks_the_reference_statements_alone() {
+        let covered = builtin("covered").expect("built-in");
+        let both = builtin("supported").expect("built-in");
+        let item = variables(
+            "Revenue was $4.2 billion in 2022. Operating margins rose to a record level.",
+            "Revenue was $5.1 billion in 2022. The company sells tobacco products worldwide.",
+        );
+        let checks = plan_for(&covered, &item).expect("plan");
+        assert_eq!(checks.len(), 2);
+        assert!(checks.iter().all(|c| c.side == StatementSide::Reference), "{checks:?}");
+        // The answer contradicts the reference's revenue: vetoed on the recall side too.
+        assert!(checks[0].number_conflict.is_some() && checks[1].number_conflict.is_none(), "{checks:?}");
+        assert_eq!(plan_for(&both, &item).expect("plan").len(), 4);
+        let out = verdicts(&covered, &checks, &[0.9, 0.7]);
+        let keys: Vec<&str> = out.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["covered", "covered.recall"]);
+        assert_eq!(out[0].1.score, Some(0.35));
+        assert_eq!(keys, self::keys(&covered));
+        // A reference with nothing to check: no score rather than an unearned 0.
+        let error = plan_for(&covered, &variables("—", "Revenue was $4.2 billion.")).expect_err("nothing to check");
+        assert!(error.contains("reference states nothing"), "{error}");
+        // An empty answer still scores 0, on the keys this judge writes.
+        let none = plan_for(&covered, &variables("Revenue was $4.2 billion.", "")).expect("plan");
+        let out = verdicts(&covered, &none, &[]);
+        assert_eq!(out.iter().map(|(k, v)| (k.as_str(), v.score)).collect::<Vec<_>>(), [("covered", Some(0.0)), ("covered.recall", Some(0.0))]);
     }
 
     #[test]

@@ -26,6 +26,8 @@ fn cases() -> Vec<(&'static str, Vec<u8>, Vec<u8>, Vec<&'static str>)> {
         ("pass that is not an outcome", spec(&format!("{GOOD_TOML}pass = \"Maybe\"\n")), prompt.clone(), vec!["mine.toml", "field `pass`", "`Maybe` is not one of the outcomes"]),
         ("unknown input", spec(&format!("{GOOD_TOML}inputs = [\"secret\"]\n")), prompt.clone(), vec!["mine.toml", "field `inputs`", "unknown input `secret`"]),
         ("claims mode with other outcomes", spec("name = \"mine\"\nprompt = \"mine.md\"\noutcomes = [\"Bad\", \"Good\"]\nmode = \"claims\"\n"), prompt.clone(), vec!["mine.toml", "field `outcomes`", "claims and statements modes"]),
+        ("sides on a choice judge", spec(&format!("{GOOD_TOML}sides = [\"reference\"]\n")), prompt.clone(), vec!["mine.toml", "field `sides`", "only a statements judge"]),
+        ("an unknown side", spec("name = \"mine\"\nprompt = \"mine.md\"\noutcomes = [\"No\", \"Yes\"]\nmode = \"statements\"\nsides = [\"question\"]\n"), prompt.clone(), vec!["mine.toml:5", "unknown variant `question`"]),
         ("name with a path", spec("name = \"../../mine\"\nprompt = \"mine.md\"\noutcomes = [\"No\", \"Yes\"]\n"), prompt.clone(), vec!["mine.toml", "field `name`"]),
         ("prompt outside the folder", spec("name = \"mine\"\nprompt = \"../../../etc/passwd\"\noutcomes = [\"No\", \"Yes\"]\n"), prompt.clone(), vec!["mine.toml", "field `prompt`", "must be a file in the judges folder"]),
         ("absolute prompt path", spec("name = \"mine\"\nprompt = \"/etc/passwd\"\noutcomes = [\"No\", \"Yes\"]\n"), prompt.clone(), vec!["mine.toml", "field `prompt`", "must be a file in the judges folder"]),
