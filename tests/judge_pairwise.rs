@@ -75,6 +75,24 @@ fn the_better_judge_is_built_in_and_pairwise_specs_are_checked() {
             &["pair.toml", "inputs", "answer_1", "pairwise"],
         ),
     ];
+    // A judge asked about each answer in turn: two outcomes, worst first, and `{{ asked }}`.
+    let each_toml = pair_toml("").replace("[\"1\", \"2\", \"tie\"]", "[\"No\", \"Yes\"]");
+    let each_prompt = format!("{PAIR_PROMPT}\nDoes answer {{{{ asked }}}} agree with Ref?");
+    assert!(spec_file(dir, &each_toml, &each_prompt).is_ok());
+    let cases: Vec<(String, &str, &[&str])> = cases
+        .into_iter()
+        .chain([
+            (each_toml.clone(), PAIR_PROMPT, &["pair.md", "asked", "each answer"][..]),
+            (pair_toml(""), each_prompt.as_str(), &["pair.md", "asked", "which is better"][..]),
+            (each_toml.replace("\"Yes\"]", "\"Yes\", \"Maybe\"]"), each_prompt.as_str(), &["pair.toml", "outcomes"][..]),
+            (each_toml.replace("\"answer_2\"]", "\"answer_2\", \"asked\"]"), each_prompt.as_str(), &["pair.toml", "inputs", "asked"][..]),
+            (
+                "name = \"pair\"\nprompt = \"pair.md\"\noutcomes = [\"No\", \"Yes\"]\ninputs = [\"question\"]\n".into(),
+                "Q: {{ question }} about answer {{ asked }}",
+                &["pair.md", "asked", "only a pairwise judge"][..],
+            ),
+        ])
+        .collect();
     for (toml, prompt, needles) in cases {
         let error = spec_file(dir, &toml, prompt).expect_err(&toml);
         for needle in needles {
@@ -165,6 +183,47 @@ fn both_orders_are_judged_mirrored_and_read_from_one_shared_start() {
     let template = a_first.len() + b_first.len() - template_only.tokens_read;
     assert!(template > 0, "the chat template's opening is read once");
     assert_eq!(per_pair, a_first.len() + b_first.len() - common - template, "the shared start read once, the template not again");
+}
+
+/// A pair past the judge model's window: q003 with its careful answer grown to about 6,600
+/// words and its sloppy one to about 3,200, against SmolLM2's 8,192 tokens.
+fn pair_past_the_window() -> (Question, Answer, Answer) {
+    let (question, mut careful, mut sloppy) = item("q003");
+    careful.text = format!("{} {}", careful.text, "Rinse the cartridge and check the seal before the next use. ".repeat(600));
+    sloppy.text = format!("{} {}", sloppy.text, "Any filter works the same in cold water. ".repeat(400));
+    (question, careful, sloppy)
+}
+
+/// Both answers of a pair past the window are cut by `context_fit`'s rule, once for both
+/// orders: each order's prompt fits and the two read the same texts (tokenizing only, so cheap
+/// enough for every test run; the prompts did not fit before).
+#[test]
+fn a_pair_past_the_window_is_cut_alike_for_both_orders() {
+    let Some(model) = llm_common::smollm2() else { return };
+    let judge = PairwiseJudge::new(builtin("better").unwrap(), model.clone()).unwrap();
+    let (question, careful, sloppy) = pair_past_the_window();
+    let [a_first, b_first] = judge.prompt_tokens(&question, &careful, &sloppy).unwrap();
+    let window = model.context_length();
+    assert!(a_first.len() < window && b_first.len() < window, "{} and {} tokens, window {window}", a_first.len(), b_first.len());
+    assert!(a_first.len().abs_diff(b_first.len()) <= 2, "{} against {} tokens", a_first.len(), b_first.len());
+    assert!(a_first.len() > window / 2, "cut to fit, not to nothing: {} tokens", a_first.len());
+}
+
+/// The same pair judged: scored and flagged (it used to be left unscored: the prompt did not
+/// fit). Reads two prompts of about 7,200 tokens: 792 s on the shared 2-core Xeon at load 8-10
+/// (2026-11-27), so run on demand (`-- --ignored`).
+#[test]
+#[ignore]
+fn a_pair_past_the_window_is_scored_and_flagged() {
+    let Some(model) = llm_common::smollm2() else { return };
+    let mut judge = PairwiseJudge::new(builtin("better").unwrap(), model).unwrap();
+    let (question, careful, sloppy) = pair_past_the_window();
+    let judged = judge.judge_pair(&question, &careful, &sloppy);
+    assert_eq!(judged.error, None, "{judged:?}");
+    assert!(judged.preference.is_some());
+    assert!(judged.flags.iter().any(|f| f == assay::judge::context_fit::FLAG_CUT_TO_FIT), "{:?}", judged.flags);
+    // The lengths are the answers' own, not the cut texts'.
+    assert_eq!((judged.words_a, judged.words_b), (careful.text.split_whitespace().count(), sloppy.text.split_whitespace().count()));
 }
 
 #[test]

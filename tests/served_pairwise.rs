@@ -1,7 +1,8 @@
 //! Pairwise judging over a real llama.cpp `llama-server` (on PATH, as for `server_models`)
 //! serving SmolLM2 on 127.0.0.1: the server reads the very tokens the in-process judge reads,
 //! and each order's distribution over `1`/`2`/`tie` agrees with the in-process runtime's on the
-//! same GGUF file — through the real binary, judged once, stored and reused.
+//! same GGUF file — through the real binary, judged once, stored and reused. A pair past the
+//! server's window is cut to fit, scored and flagged.
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -27,11 +28,12 @@ struct LlamaServer {
 }
 
 impl LlamaServer {
-    fn start(model: &Path) -> Option<LlamaServer> {
+    /// A server of one slot whose window is `context` tokens.
+    fn start(model: &Path, context: &str) -> Option<LlamaServer> {
         let port = TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
         let child = Command::new("llama-server")
             .args(["-m", model.to_str()?, "--host", "127.0.0.1", "--port", &port.to_string()])
-            .args(["-t", "1", "-c", "4096", "-np", "1", "--jinja", "--no-webui"])
+            .args(["-t", "1", "-c", context, "-np", "1", "--jinja", "--no-webui"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn();
@@ -93,7 +95,7 @@ fn pairs(n: usize) -> Vec<(Question, Answer, Answer)> {
 #[test]
 fn served_pairwise_reads_the_in_process_prompt_and_agrees_with_it() {
     let Some(model) = llm_common::smollm2() else { return };
-    let Some(server) = LlamaServer::start(&model.path) else { return };
+    let Some(server) = LlamaServer::start(&model.path, "4096") else { return };
     let spec = builtin("better").unwrap();
     let local = PairwiseJudge::new(spec.clone(), model.clone()).unwrap();
     for (question, a, b) in pairs(4) {
@@ -159,4 +161,32 @@ fn served_pairwise_reads_the_in_process_prompt_and_agrees_with_it() {
             assert!((x[outcome].as_f64().unwrap() - y[outcome].as_f64().unwrap()).abs() < 1e-12, "{x} vs {y}");
         }
     }
+}
+
+/// Two answers of about 1,500 words each on a server of 1,024 tokens: the server refuses the
+/// prompt, both answers are cut by the served judges' rule and both orders asked again with
+/// the same cut texts; the judgment is scored and flagged (it used to be left unscored).
+#[test]
+fn a_pair_past_the_servers_window_is_cut_to_fit_scored_and_flagged() {
+    let Some(model) = llm_common::smollm2() else { return };
+    let Some(server) = LlamaServer::start(&model.path, "1024") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    let db = dir.path().join("runs.sqlite");
+    let assay = |args: &[&str]| ok(common::assay_command(args, &db).env("ASSAY_MODELS", &models).output().unwrap());
+    assay(&["models", "add-server", "small-window", "--served-model", "smollm2", "--url", &format!("http://127.0.0.1:{}/v1", server.port)]);
+    let dataset = sample();
+    for (set, filler) in [("careful", "Rinse the cartridge and check the seal before the next use."), ("sloppy", "Any filter works the same in cold water, so skip the seal.")] {
+        let first = jsonl(&format!("answers-{set}.jsonl")).swap_remove(0);
+        let long = format!("{} {}", first["answer"].as_str().unwrap(), format!("{filler} ").repeat(140));
+        let file = dir.path().join(format!("{set}.jsonl"));
+        std::fs::write(&file, json!({"id": first["id"], "answer": long}).to_string() + "\n").unwrap();
+        assay(&["run", dataset.to_str().unwrap(), "--target", &format!("answers:{}", file.display()), "--limit", "1", "--name", set]);
+    }
+    let out = assay(&["compare", "careful", "sloppy", "--pairwise", "--judge-model", "small-window", "--json"]);
+    let judgment = serde_json::from_str::<Value>(&out).unwrap()["pairwise"]["judgments"][0].clone();
+    assert!(judgment["error"].is_null() && judgment["p_b"].as_f64().is_some(), "unscored: {judgment}");
+    assert!(judgment["words_a"].as_u64().unwrap() > 1_000, "{judgment}");
+    let flags: Vec<&str> = judgment["flags"].as_array().map(|f| f.iter().filter_map(|f| f.as_str()).collect()).unwrap_or_default();
+    assert!(flags.contains(&"cut to fit the judge's context"), "{flags:?}");
 }

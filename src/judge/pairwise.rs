@@ -7,28 +7,38 @@
 //! withholding and marking as every other judge's values (`prompt::marked`), and a question
 //! whose answers look like they address the grader is flagged.
 //!
-//! In process the two orders' prompts share their start (the template's opening, the question
-//! and the reference, which the `better` prompt puts before the answers), so that stretch is
-//! read once per question and each order continues from it. A served judge asks the server
-//! for each order's first-token log-probabilities.
+//! A pairwise spec asks one of two things in each order: which answer is better (outcomes `1`,
+//! `2`, `tie`), or, after showing both answers, whether each agrees with the reference
+//! (outcomes such as `No`, `Yes`, its prompt naming the answer with `{{ asked }}`): two
+//! probabilities on one scale, read from one shared reading of both answers.
+//!
+//! In process the orders' prompts share their start (the template's opening, the question and
+//! the reference, which the prompts put before the answers), so that stretch is read once per
+//! question and each order continues from it; a judge of each answer reads an order's answers
+//! once for both of its questions. A served judge asks the server for each prompt's first-token
+//! log-probabilities. Values too long for the judge's window are cut once per question by
+//! `context_fit`'s rule (both answers by the same rule, and both orders read the same cut
+//! texts, so neither order nor position is favoured) and the judgment is flagged.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::context_fit::{fit_to_context, FLAG_CUT_TO_FIT};
 use super::distribution::normalise;
 use super::error::JudgeError;
 use super::injection::item_is_suspect;
-use super::pairwise_orders::combine_orders;
+use super::pairwise_orders::{combine_orders, from_each_answer};
 use super::prompt::{marked, marked_for_server, user_prompt_tokens, NO_REFERENCE};
 use super::reading::{common_prefix, cached_template_states, Reader, Reading};
-use super::spec::{JudgeMode, JudgeSpec};
+use super::served::{cut_after_overflow, overflow_of, MAX_CUTS};
+use super::spec::{JudgeMode, JudgeSpec, ASKED};
 use crate::dataset::Question;
 use crate::llm::chat_template::ChatMessage;
 use crate::llm::model::LanguageModel;
 use crate::llm::prompt_state::PromptState;
 use crate::llm::scoring::first_token_outcome_logprobs;
 use crate::llm::server::ServerModel;
-use crate::record::{Answer, PairwiseJudgment, FLAG_POSSIBLE_INJECTION};
+use crate::record::{Answer, PairwiseJudgment, FIRST_ANSWER, FLAG_POSSIBLE_INJECTION, SECOND_ANSWER};
 
 /// Top tokens asked of a server: enough for every spelling of `1`, `2` and `tie`.
 const TOP_LOGPROBS: usize = 20;
@@ -75,12 +85,67 @@ fn blank_judgment(question: &Question, a: &Answer, b: &Answer) -> PairwiseJudgme
     }
 }
 
-/// The judgment from each order's log-probabilities of the spec's outcomes.
-fn finish(mut judgment: PairwiseJudgment, spec: &JudgeSpec, a_first: &[f64], b_first: &[f64]) -> PairwiseJudgment {
-    let distribution = |logprobs: &[f64]| -> Option<BTreeMap<String, f64>> {
-        Some(spec.outcomes.iter().cloned().zip(normalise(logprobs)?).collect())
-    };
-    match (distribution(a_first), distribution(b_first)) {
+/// What a pairwise spec asks in each order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asks {
+    /// Which answer is better: one prompt per order, outcomes `1`, `2` (and `tie`).
+    WhichBetter,
+    /// Whether each answer agrees with the reference: two prompts per order (`asked` 1, then 2),
+    /// the last outcome (the best, outcomes are worst first) read as agreeing.
+    EachAnswer,
+}
+
+fn asks(spec: &JudgeSpec) -> Asks {
+    if spec.outcomes.iter().any(|o| o == FIRST_ANSWER) {
+        Asks::WhichBetter
+    } else {
+        Asks::EachAnswer
+    }
+}
+
+/// The variables of each prompt of one order (shown first, shown second): one prompt asking
+/// which is better, or one per answer asked about.
+fn order_prompts<'a>(spec: &JudgeSpec, marked: BTreeMap<&'a str, String>) -> Vec<BTreeMap<&'a str, String>> {
+    match asks(spec) {
+        Asks::WhichBetter => vec![marked],
+        Asks::EachAnswer => [FIRST_ANSWER, SECOND_ANSWER]
+            .into_iter()
+            .map(|n| {
+                // Set by the judge, not an item's value: not marked untrusted.
+                let mut variables = marked.clone();
+                variables.insert(ASKED, n.to_string());
+                variables
+            })
+            .collect(),
+    }
+}
+
+/// The pair's values in one order: A's answer first (as cut) or B's.
+fn in_order<'a>(values: &BTreeMap<&'a str, String>, a_first: bool) -> BTreeMap<&'a str, String> {
+    let mut variables = values.clone();
+    if !a_first {
+        let (one, two) = (values["answer_1"].clone(), values["answer_2"].clone());
+        variables.insert("answer_1", two);
+        variables.insert("answer_2", one);
+    }
+    variables
+}
+
+/// One order's distribution over `1`, `2`, `tie` from the log-probabilities of its prompts'
+/// outcomes (one prompt, or one per answer); None when the model gave no finite probability.
+fn order_distribution(spec: &JudgeSpec, prompts: &[Vec<f64>]) -> Option<BTreeMap<String, f64>> {
+    match asks(spec) {
+        Asks::WhichBetter => Some(spec.outcomes.iter().cloned().zip(normalise(prompts.first()?)?).collect()),
+        Asks::EachAnswer => {
+            let agrees = |logprobs: &Vec<f64>| normalise(logprobs).and_then(|p| p.last().copied());
+            Some(from_each_answer(agrees(prompts.first()?)?, agrees(prompts.get(1)?)?))
+        }
+    }
+}
+
+/// The judgment from each order's prompts' log-probabilities of the spec's outcomes.
+fn finish(mut judgment: PairwiseJudgment, spec: &JudgeSpec, a_first: &[Vec<f64>], b_first: &[Vec<f64>]) -> PairwiseJudgment {
+    match (order_distribution(spec, a_first), order_distribution(spec, b_first)) {
         (Some(a_first), Some(b_first)) => {
             judgment.preference = Some(combine_orders(&a_first, &b_first));
             judgment.a_first = a_first;
@@ -139,35 +204,81 @@ impl PairwiseJudge {
         Ok(PairwiseJudge { model, spec, reading: Reading::Shared, template: None, tokens_read: 0 })
     }
 
-    /// The token ids of both orders' prompts (A first, B first), for tests and inspection.
+    /// The pair's values (A's answer as answer 1) cut to fit the model's window, and whether any
+    /// was cut. Cut once for both orders, so both read the same texts.
+    fn fitted(&self, question: &Question, a: &Answer, b: &Answer) -> (BTreeMap<&'static str, String>, bool) {
+        let mut values = pair_variables(question, a, b);
+        let cut = fit_to_context(&self.model, &mut values);
+        (values, cut)
+    }
+
+    /// Token ids of each prompt of one order's values.
+    fn order_tokens(&self, values: &BTreeMap<&str, String>) -> Result<Vec<Vec<u32>>, JudgeError> {
+        order_prompts(&self.spec, marked(&self.model, values))
+            .iter()
+            .map(|variables| {
+                let rendered = self.spec.render(variables)?;
+                user_prompt_tokens(&self.model, &rendered).map_err(|source| JudgeError::Model { judge: self.spec.name.clone(), source })
+            })
+            .collect()
+    }
+
+    /// The token ids of both orders' prompts (A first, B first), as cut to fit, for tests and
+    /// inspection; a judge of each answer gives the prompt asking about answer 1.
     pub fn prompt_tokens(&self, question: &Question, a: &Answer, b: &Answer) -> Result<[Vec<u32>; 2], JudgeError> {
-        let tokens = |first: &Answer, second: &Answer| -> Result<Vec<u32>, JudgeError> {
-            let rendered = self.spec.render(&marked(&self.model, &pair_variables(question, first, second)))?;
-            user_prompt_tokens(&self.model, &rendered).map_err(|source| JudgeError::Model { judge: self.spec.name.clone(), source })
+        let (values, _) = self.fitted(question, a, b);
+        let first = |a_first: bool| -> Result<Vec<u32>, JudgeError> {
+            Ok(self.order_tokens(&in_order(&values, a_first))?.swap_remove(0))
         };
-        Ok([tokens(a, b)?, tokens(b, a)?])
+        Ok([first(true)?, first(false)?])
     }
 
     fn template_states(&mut self) -> Vec<PromptState> {
         cached_template_states(&self.model, self.reading, &mut self.template, &mut self.tokens_read)
     }
 
-    fn both_orders(&mut self, question: &Question, a: &Answer, b: &Answer) -> Result<[Vec<f64>; 2], JudgeError> {
-        let [a_first, b_first] = self.prompt_tokens(question, a, b)?;
+    /// Each order's prompts' outcome log-probabilities (A first, B first).
+    fn both_orders(&mut self, values: &BTreeMap<&str, String>) -> Result<[Vec<Vec<f64>>; 2], JudgeError> {
+        let a_first = self.order_tokens(&in_order(values, true))?;
+        let b_first = self.order_tokens(&in_order(values, false))?;
         let model = self.model.clone();
         let known = self.template_states();
-        let mut reader = Reader::new(&model, known, self.reading == Reading::Shared);
+        let sharing = self.reading == Reading::Shared;
+        let mut reader = Reader::new(&model, known, sharing);
         let model_err = |source| JudgeError::Model { judge: self.spec.name.clone(), source };
-        // The state after the stretch both orders share is kept while reading the first.
-        let shared = common_prefix(&a_first, &b_first);
-        let mut outcome_logprobs = |tokens: &[u32], keep_at: usize| -> Result<Vec<f64>, JudgeError> {
-            let state = reader.read(tokens, keep_at).map_err(model_err)?;
-            let scores = model.score_options(&state, &self.spec.outcomes).map_err(model_err)?;
+        let score = |state: &PromptState| -> Result<Vec<f64>, JudgeError> {
+            let scores = model.score_options(state, &self.spec.outcomes).map_err(model_err)?;
             Ok(scores.iter().map(|s| s.logprob as f64).collect())
         };
-        let first = outcome_logprobs(&a_first, shared)?;
-        let second = outcome_logprobs(&b_first, 0)?;
-        self.tokens_read += reader.tokens_read;
+        // The state after the stretch both orders share is kept while reading the first.
+        let shared = common_prefix(&a_first[0], &b_first[0]);
+        let read_order = |prompts: &[Vec<u32>], keep_at: usize, reader: &mut Reader| -> Result<(Vec<Vec<f64>>, usize), JudgeError> {
+            // One prompt, or the prompts of each answer read whole (when not sharing).
+            if prompts.len() == 1 || !sharing {
+                let mut out = Vec::new();
+                for tokens in prompts {
+                    out.push(score(&reader.read(tokens, keep_at).map_err(model_err)?)?);
+                }
+                return Ok((out, 0));
+            }
+            // Both answers are read once; each question about one of them continues from there.
+            let branch = prompts.windows(2).map(|w| common_prefix(&w[0], &w[1])).min().unwrap_or(0);
+            for tokens in prompts {
+                model.check_fits(tokens.len() + 1).map_err(model_err)?;
+            }
+            let both_read = reader.read(&prompts[0][..branch.max(1)], keep_at).map_err(model_err)?;
+            let mut extra = 0;
+            let mut out = Vec::new();
+            for tokens in prompts {
+                let rest = &tokens[both_read.len()..];
+                out.push(score(&model.extend(&both_read, rest).map_err(model_err)?)?);
+                extra += rest.len();
+            }
+            Ok((out, extra))
+        };
+        let (first, first_extra) = read_order(&a_first, shared, &mut reader)?;
+        let (second, second_extra) = read_order(&b_first, 0, &mut reader)?;
+        self.tokens_read += reader.tokens_read + first_extra + second_extra;
         Ok([first, second])
     }
 }
@@ -187,7 +298,11 @@ impl JudgingPairs for PairwiseJudge {
             judgment.error = Some(missing);
             return judgment;
         }
-        match self.both_orders(question, a, b) {
+        let (values, cut) = self.fitted(question, a, b);
+        if cut {
+            judgment.flags.push(FLAG_CUT_TO_FIT.to_string());
+        }
+        match self.both_orders(&values) {
             Ok([a_first, b_first]) => finish(judgment, &self.spec, &a_first, &b_first),
             Err(e) => {
                 judgment.error = Some(e.to_string());
@@ -197,7 +312,7 @@ impl JudgingPairs for PairwiseJudge {
     }
 }
 
-/// A pairwise judge on a model an inference server serves: each order's first-token
+/// A pairwise judge on a model an inference server serves: each prompt's first-token
 /// log-probabilities (never the reply's text).
 pub struct ServedPairwiseJudge {
     server: Arc<ServerModel>,
@@ -214,17 +329,42 @@ impl ServedPairwiseJudge {
         Ok(ServedPairwiseJudge { server, spec })
     }
 
-    fn outcome_logprobs(&self, question: &Question, first: &Answer, second: &Answer) -> Result<Vec<f64>, JudgeError> {
-        let rendered = self.spec.render(&marked_for_server(&pair_variables(question, first, second)))?;
-        let top = self
-            .server
-            .first_token_logprobs(&[ChatMessage::user(rendered)], TOP_LOGPROBS)
-            .map_err(|source| JudgeError::Model { judge: self.spec.name.clone(), source })?;
-        first_token_outcome_logprobs(&self.spec.outcomes, &top).ok_or_else(|| JudgeError::NoOutcomeInTop {
-            judge: self.spec.name.clone(),
-            outcomes: self.spec.outcomes.join(", "),
-            top: TOP_LOGPROBS,
-        })
+    /// The outcomes' log-probabilities of each prompt of one order.
+    fn order_logprobs(&self, values: &BTreeMap<&str, String>) -> Result<Vec<Vec<f64>>, JudgeError> {
+        order_prompts(&self.spec, marked_for_server(values))
+            .iter()
+            .map(|variables| {
+                let rendered = self.spec.render(variables)?;
+                let top = self
+                    .server
+                    .first_token_logprobs(&[ChatMessage::user(rendered)], TOP_LOGPROBS)
+                    .map_err(|source| JudgeError::Model { judge: self.spec.name.clone(), source })?;
+                first_token_outcome_logprobs(&self.spec.outcomes, &top).ok_or_else(|| JudgeError::NoOutcomeInTop {
+                    judge: self.spec.name.clone(),
+                    outcomes: self.spec.outcomes.join(", "),
+                    top: TOP_LOGPROBS,
+                })
+            })
+            .collect()
+    }
+
+    /// Both orders from the same values; when the server says a prompt does not fit its window,
+    /// the values are cut (`served`'s rule for every served judge) and both orders asked again,
+    /// so they always read the same texts. The number of cuts made comes with the result.
+    fn both_orders(&self, mut values: BTreeMap<&str, String>) -> (Result<[Vec<Vec<f64>>; 2], JudgeError>, usize) {
+        let mut cuts = 0;
+        loop {
+            let orders = self
+                .order_logprobs(&in_order(&values, true))
+                .and_then(|first| Ok([first, self.order_logprobs(&in_order(&values, false))?]));
+            match orders {
+                Err(e) => match overflow_of(&e) {
+                    Some(overflow) if cuts < MAX_CUTS && cut_after_overflow(&mut values, &overflow, cuts) => cuts += 1,
+                    _ => return (Err(e), cuts),
+                },
+                done => return (done, cuts),
+            }
+        }
     }
 }
 
@@ -239,13 +379,17 @@ impl JudgingPairs for ServedPairwiseJudge {
 
     fn judge_pair(&mut self, question: &Question, a: &Answer, b: &Answer) -> PairwiseJudgment {
         let mut judgment = blank_judgment(question, a, b);
-        if let Some(missing) = missing_input(&self.spec, &pair_variables(question, a, b)) {
+        let values = pair_variables(question, a, b);
+        if let Some(missing) = missing_input(&self.spec, &values) {
             judgment.error = Some(missing);
             return judgment;
         }
-        let orders = self.outcome_logprobs(question, a, b).and_then(|first| Ok((first, self.outcome_logprobs(question, b, a)?)));
+        let (orders, cuts) = self.both_orders(values);
+        if cuts > 0 {
+            judgment.flags.push(FLAG_CUT_TO_FIT.to_string());
+        }
         match orders {
-            Ok((a_first, b_first)) => finish(judgment, &self.spec, &a_first, &b_first),
+            Ok([a_first, b_first]) => finish(judgment, &self.spec, &a_first, &b_first),
             Err(e) => {
                 judgment.error = Some(e.to_string());
                 judgment

@@ -3,7 +3,9 @@
 //! With run A's answer shown first, outcome `1` means A; with B's shown first, `1` means B. A
 //! judge that leans towards the first position adds the same weight to A in one order and to B
 //! in the other, so the average of the two (labels swapped back) holds no trace of the lean.
-//! Kept apart from the model so the arithmetic is checked exactly.
+//! A judge asked about each answer in turn gives each order as two probabilities of agreeing
+//! with the reference, turned here into the same three outcomes. Kept apart from the model so
+//! the arithmetic is checked exactly.
 
 use std::collections::BTreeMap;
 
@@ -32,6 +34,17 @@ fn most_probable((a, b, tie): (f64, f64, f64)) -> Preferred {
     } else {
         Preferred::Tie
     }
+}
+
+/// One order's distribution over `1`, `2` and `tie` from a judge asked about each answer in
+/// turn: `first` and `second` are its probabilities that answer 1 and answer 2 agree with the
+/// reference. Read as two independent judgments, answer 1 is the better when it agrees and
+/// answer 2 does not, and a tie is both agreeing or neither; so P(`2`) + P(`tie`)/2 is
+/// 1/2 + (second − first)/2, the difference of the two answers' scores on one scale.
+pub fn from_each_answer(first: f64, second: f64) -> BTreeMap<String, f64> {
+    let one = first * (1.0 - second);
+    let two = second * (1.0 - first);
+    [(FIRST_ANSWER, one), (SECOND_ANSWER, two), (TIE, 1.0 - one - two)].into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
 /// The order-averaged preference from the distribution with A's answer first and the one with
@@ -78,6 +91,21 @@ mod tests {
         assert!((p.p_b - 0.775).abs() < 1e-12);
         assert!(p.order_consistent);
         assert_eq!(p.preferred, Preferred::B);
+    }
+
+    #[test]
+    fn each_answer_judged_on_one_scale_gives_half_the_difference_of_its_scores() {
+        let d = from_each_answer(0.9, 0.3);
+        assert!((d[FIRST_ANSWER] - 0.63).abs() < 1e-12 && (d[SECOND_ANSWER] - 0.03).abs() < 1e-12);
+        assert!((d.values().sum::<f64>() - 1.0).abs() < 1e-12);
+        // A first: A 0.9, B 0.3; B first: B 0.4, A 0.8. p_b = 1/2 + (mean B - mean A)/2.
+        let p = combine_orders(&d, &from_each_answer(0.4, 0.8));
+        assert!((p.p_b - (0.5 + (0.35 - 0.85) / 2.0)).abs() < 1e-12, "{p:?}");
+        assert_eq!(p.preferred, Preferred::A);
+        assert!(p.order_consistent);
+        // Both answers scored alike in both orders: no preference, and a tie.
+        let same = combine_orders(&from_each_answer(0.7, 0.7), &from_each_answer(0.7, 0.7));
+        assert!((same.p_b - 0.5).abs() < 1e-12 && same.preferred == Preferred::Tie);
     }
 
     #[test]

@@ -149,13 +149,14 @@ impl ServedJudgePanel {
 
 /// Tries at cutting an item's values after the server said its prompt did not fit: the first
 /// cut uses the sizes the server stated, each later one keeps 60% of what was left.
-const MAX_CUTS: usize = 4;
+pub(super) const MAX_CUTS: usize = 4;
 
 /// The item's values cut (`context_fit`'s rule, counted in characters) after the server said
 /// the prompt overflowed its window; false when there is nothing left to cut. With the sizes
 /// stated, the values keep the share of their characters that the window (less room for the
-/// template and the reply) is of the prompt; without them, half.
-fn cut_after_overflow(variables: &mut BTreeMap<&str, String>, overflow: &ContextOverflow, cuts_before: usize) -> bool {
+/// template and the reply) is of the prompt; without them, half. Shared with the served
+/// pairwise judge, which cuts a pair's values by the same rule.
+pub(super) fn cut_after_overflow(variables: &mut BTreeMap<&str, String>, overflow: &ContextOverflow, cuts_before: usize) -> bool {
     let chars: usize = variables.values().map(|v| v.chars().count()).sum();
     let share = match (cuts_before, overflow.prompt_tokens, overflow.window) {
         (0, Some(prompt), Some(window)) if prompt > 0 => window.saturating_sub(SERVED_ROOM) as f64 / prompt as f64,
@@ -170,7 +171,7 @@ fn cut_after_overflow(variables: &mut BTreeMap<&str, String>, overflow: &Context
 const SERVED_ROOM: usize = 256;
 
 /// The overflow a server reported, when that is why a judge failed.
-fn overflow_of(error: &JudgeError) -> Option<ContextOverflow> {
+pub(super) fn overflow_of(error: &JudgeError) -> Option<ContextOverflow> {
     match error {
         JudgeError::Model { source: LlmError::Server { overflow, .. }, .. } => *overflow,
         _ => None,

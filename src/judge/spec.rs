@@ -12,7 +12,11 @@ use std::path::{Path, PathBuf};
 
 /// Variables a prompt template may use.
 pub const TEMPLATE_VARIABLES: &[&str] =
-    &["question", "reference", "answer", "context", "gold_context", "text", "claim", "answer_1", "answer_2"];
+    &["question", "reference", "answer", "context", "gold_context", "text", "claim", "answer_1", "answer_2", ASKED];
+
+/// The variable a pairwise judge of each answer sets to `1` or `2`: which of the two answers
+/// it asks about (set by the judge, never read from an item).
+pub const ASKED: &str = "asked";
 
 /// The variables only a pairwise judge reads: the two answers it compares.
 const PAIR_VARIABLES: &[&str] = &["answer_1", "answer_2"];
@@ -226,6 +230,16 @@ impl JudgeSpec {
             if let Some(pair) = raw.inputs.iter().find(|i| PAIR_VARIABLES.contains(&i.as_str())) {
                 return Err(field("inputs", format!("`{pair}` is one of two answers side by side: only a pairwise judge (mode = \"pairwise\") reads it")));
             }
+            let all: BTreeMap<&str, String> = TEMPLATE_VARIABLES.iter().map(|v| (*v, format!("<{v}>"))).collect();
+            if render_template(&template, &all).is_ok_and(|shown| shown.contains(&format!("<{ASKED}>"))) {
+                return Err(SpecError::Template {
+                    file: prompt_path(file, &raw.prompt),
+                    message: format!("`{{{{ {ASKED} }}}}` names one of two answers side by side: only a pairwise judge (mode = \"pairwise\") has it"),
+                });
+            }
+        }
+        if raw.inputs.iter().any(|i| i == ASKED) {
+            return Err(field("inputs", format!("`{ASKED}` is set by a pairwise judge, not read from the item: leave it out of `inputs`")));
         }
         if matches!(raw.mode, JudgeMode::Claims | JudgeMode::Statements) && raw.outcomes != ["No", "Yes"] {
             return Err(field("outcomes", "claims and statements modes check each claim with outcomes [\"No\", \"Yes\"]".into()));
@@ -449,20 +463,26 @@ fn render_template(template: &str, variables: &BTreeMap<&str, String>) -> Result
     crate::bounded_template::render(&tmpl, variables).map_err(|e| e.to_string())
 }
 
-/// What a pairwise spec must be: outcomes `1` and `2` (and `tie` if it offers one), inputs
-/// that both runs share plus both answers, a prompt that shows both answers, and none of the
-/// settings that read one answer's score (pass, thresholds, baseline, explanation).
+/// What a pairwise spec must be: outcomes `1` and `2` (and `tie` if it offers one) for a judge
+/// asked which answer is better, or two outcomes, worst first (`No`, `Yes`), for one asked about
+/// each answer in turn, whose prompt then names the answer asked about with `{{ asked }}`;
+/// inputs that both runs share plus both answers, a prompt that shows both answers, and none of
+/// the settings that read one answer's score (pass, thresholds, baseline, explanation).
 fn check_pairwise(raw: &SpecFile, template: &str, file: &Path) -> Result<(), SpecError> {
     use crate::record::{FIRST_ANSWER, SECOND_ANSWER, TIE};
     let field = |field, message: String| SpecError::Field { file: file.to_path_buf(), field, message };
     let allowed = [FIRST_ANSWER, SECOND_ANSWER, TIE];
-    let outcomes_ok = raw.outcomes.iter().all(|o| allowed.contains(&o.as_str()))
+    let which_better = raw.outcomes.iter().all(|o| allowed.contains(&o.as_str()))
         && raw.outcomes.iter().any(|o| o == FIRST_ANSWER)
         && raw.outcomes.iter().any(|o| o == SECOND_ANSWER);
-    if !outcomes_ok {
+    let each_answer = raw.outcomes.len() == 2 && raw.outcomes.iter().all(|o| !allowed.contains(&o.as_str()));
+    if !which_better && !each_answer {
         return Err(field(
             "outcomes",
-            format!("a pairwise judge's outcomes are [\"1\", \"2\", \"tie\"] (or [\"1\", \"2\"]), found {:?}", raw.outcomes),
+            format!(
+                "a pairwise judge's outcomes are [\"1\", \"2\", \"tie\"] (or [\"1\", \"2\"]), or two outcomes such as [\"No\", \"Yes\"] asked of each answer, found {:?}",
+                raw.outcomes
+            ),
         ));
     }
     for input in &raw.inputs {
@@ -495,6 +515,16 @@ fn check_pairwise(raw: &SpecFile, template: &str, file: &Path) -> Result<(), Spe
                 message: format!("a pairwise prompt shows both answers: `{{{{ {pair} }}}}` is missing"),
             });
         }
+    }
+    // A judge of each answer must say which one it asks about; one asked which is better has
+    // no answer to name.
+    if shown.contains(&format!("<{ASKED}>")) != each_answer {
+        let message = if each_answer {
+            format!("a pairwise judge with outcomes {:?} is asked about each answer in turn: the prompt needs `{{{{ {ASKED} }}}}`", raw.outcomes)
+        } else {
+            format!("`{{{{ {ASKED} }}}}` names the answer asked about, for a pairwise judge with outcomes such as [\"No\", \"Yes\"]; this one asks which is better")
+        };
+        return Err(SpecError::Template { file: prompt_path(file, &raw.prompt), message });
     }
     Ok(())
 }
