@@ -185,6 +185,46 @@ fn both_orders_are_judged_mirrored_and_read_from_one_shared_start() {
     assert_eq!(per_pair, a_first.len() + b_first.len() - common - template, "the shared start read once, the template not again");
 }
 
+/// A pairwise judge asked about each answer in turn (outcomes `No`, `Yes`, `{{ asked }}` in
+/// its prompt): each order is read once up to the answer asked about, then both questions
+/// continue from that state; the distributions are those of reading every prompt whole, and
+/// each order's is the two answers' P(Yes) combined (P(1) − P(2) = y1 − y2).
+#[test]
+fn a_judge_of_each_answer_reads_both_answers_once_per_order() {
+    let Some(model) = llm_common::smollm2() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let toml = pair_toml("").replace("[\"1\", \"2\", \"tie\"]", "[\"No\", \"Yes\"]");
+    let spec = spec_file(tmp.path(), &toml, &format!("{PAIR_PROMPT}\nDoes answer {{{{ asked }}}} agree with Ref? Reply Yes or No.")).unwrap();
+    let mut shared = PairwiseJudge::new(spec.clone(), model.clone()).unwrap();
+    let mut whole = PairwiseJudge::new(spec, model).unwrap();
+    whole.reading = Reading::Whole;
+    let (question, careful, sloppy) = item("q003");
+    let judged = shared.judge_pair(&question, &careful, &sloppy);
+    let again = whole.judge_pair(&question, &careful, &sloppy);
+    assert_eq!(judged.error, None, "{judged:?}");
+    for (order, other) in [(&judged.a_first, &again.a_first), (&judged.b_first, &again.b_first)] {
+        assert_eq!(order.keys().collect::<Vec<_>>(), ["1", "2", "tie"]);
+        assert!(close(order.values().sum::<f64>(), 1.0), "{order:?}");
+        // y1(1 - y2) and y2(1 - y1) leave at least half to a tie.
+        assert!(order["tie"] >= 0.5 - 1e-12, "{order:?}");
+        for (outcome, value) in order {
+            assert!(same_reading(*value, other[outcome]), "{judged:?}\n{again:?}");
+        }
+    }
+    // Shared: each order's answers are read once, not once per question asked.
+    let [a_first, b_first] = shared.prompt_tokens(&question, &careful, &sloppy).unwrap();
+    let read = |judge: &mut PairwiseJudge| {
+        let before = judge.tokens_read;
+        judge.judge_pair(&question, &careful, &sloppy);
+        judge.tokens_read - before
+    };
+    let (shared_read, whole_read) = (read(&mut shared), read(&mut whole));
+    assert_eq!(whole_read, 2 * (a_first.len() + b_first.len()), "four prompts read whole");
+    // Under half of that: both questions of an order continue from one reading of its answers,
+    // and the second order from the question and reference the first one read.
+    assert!(shared_read < a_first.len() + b_first.len(), "{shared_read} tokens read shared, {whole_read} whole");
+}
+
 /// A pair past the judge model's window: q003 with its careful answer grown to about 6,600
 /// words and its sloppy one to about 3,200, against SmolLM2's 8,192 tokens.
 fn pair_past_the_window() -> (Question, Answer, Answer) {

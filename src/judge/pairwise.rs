@@ -253,7 +253,7 @@ impl PairwiseJudge {
         // The state after the stretch both orders share is kept while reading the first.
         let shared = common_prefix(&a_first[0], &b_first[0]);
         let read_order = |prompts: &[Vec<u32>], keep_at: usize, reader: &mut Reader| -> Result<(Vec<Vec<f64>>, usize), JudgeError> {
-            // One prompt, or the prompts of each answer read whole (when not sharing).
+            // One prompt; or, when not sharing, each answer's prompt read on its own.
             if prompts.len() == 1 || !sharing {
                 let mut out = Vec::new();
                 for tokens in prompts {
