@@ -85,6 +85,10 @@ fn blank_judgment(question: &Question, a: &Answer, b: &Answer) -> PairwiseJudgme
     }
 }
 
+/// Each order's prompts' outcome log-probabilities: A's answer first, then B's (one prompt per
+/// order, or one per answer asked about).
+type BothOrders = [Vec<Vec<f64>>; 2];
+
 /// What a pairwise spec asks in each order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Asks {
@@ -238,7 +242,7 @@ impl PairwiseJudge {
     }
 
     /// Each order's prompts' outcome log-probabilities (A first, B first).
-    fn both_orders(&mut self, values: &BTreeMap<&str, String>) -> Result<[Vec<Vec<f64>>; 2], JudgeError> {
+    fn both_orders(&mut self, values: &BTreeMap<&str, String>) -> Result<BothOrders, JudgeError> {
         let a_first = self.order_tokens(&in_order(values, true))?;
         let b_first = self.order_tokens(&in_order(values, false))?;
         let model = self.model.clone();
@@ -351,7 +355,7 @@ impl ServedPairwiseJudge {
     /// Both orders from the same values; when the server says a prompt does not fit its window,
     /// the values are cut (`served`'s rule for every served judge) and both orders asked again,
     /// so they always read the same texts. The number of cuts made comes with the result.
-    fn both_orders(&self, mut values: BTreeMap<&str, String>) -> (Result<[Vec<Vec<f64>>; 2], JudgeError>, usize) {
+    fn both_orders(&self, mut values: BTreeMap<&str, String>) -> (Result<BothOrders, JudgeError>, usize) {
         let mut cuts = 0;
         loop {
             let orders = self
