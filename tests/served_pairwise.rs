@@ -1,8 +1,9 @@
 //! Pairwise judging over a real llama.cpp `llama-server` (on PATH, as for `server_models`)
 //! serving SmolLM2 on 127.0.0.1: the server reads the very tokens the in-process judge reads,
 //! and each order's distribution over `1`/`2`/`tie` agrees with the in-process runtime's on the
-//! same GGUF file — through the real binary, judged once, stored and reused. A pair past the
-//! server's window is cut to fit, scored and flagged.
+//! same GGUF file — through the real binary, judged once, stored and reused; so does a judge
+//! asked about each answer in turn. A pair past the server's window is cut to fit, scored and
+//! flagged.
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -189,4 +190,53 @@ fn a_pair_past_the_servers_window_is_cut_to_fit_scored_and_flagged() {
     assert!(judgment["words_a"].as_u64().unwrap() > 1_000, "{judgment}");
     let flags: Vec<&str> = judgment["flags"].as_array().map(|f| f.iter().filter_map(|f| f.as_str()).collect()).unwrap_or_default();
     assert!(flags.contains(&"cut to fit the judge's context"), "{flags:?}");
+}
+
+/// A pairwise judge asked about each answer in turn (`{{ asked }}`, outcomes No/Yes) on the
+/// server: two first-token requests per order, and each order's distribution agrees with the
+/// in-process one on the same file (the choice judges' bound).
+#[test]
+fn a_served_judge_of_each_answer_agrees_with_the_in_process_one() {
+    let Some(model) = llm_common::smollm2() else { return };
+    let Some(server) = LlamaServer::start(&model.path, "4096") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let judges = dir.path().join("judges");
+    std::fs::create_dir(&judges).unwrap();
+    std::fs::write(
+        judges.join("each.toml"),
+        "name = \"each\"\nprompt = \"each.md\"\noutcomes = [\"No\", \"Yes\"]\ninputs = [\"question\", \"reference\", \"answer_1\", \"answer_2\"]\nmode = \"pairwise\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        judges.join("each.md"),
+        "Question: {{ question }}\nCorrect answer: {{ reference }}\n\nAnswer 1: {{ answer_1 }}\n\nAnswer 2: {{ answer_2 }}\n\nDoes answer {{ asked }} give the correct answer? Reply Yes or No.",
+    )
+    .unwrap();
+    let models = dir.path().join("models");
+    let db = dir.path().join("runs.sqlite");
+    let assay = |args: &[&str]| ok(common::assay_command(args, &db).env("ASSAY_MODELS", &models).output().unwrap());
+    assay(&["models", "add", model.path.to_str().unwrap(), "--id", "smol-local"]);
+    assay(&["models", "add-server", "smol-served", "--served-model", "smollm2", "--url", &format!("http://127.0.0.1:{}/v1", server.port)]);
+    let dataset = sample();
+    for set in ["careful", "sloppy"] {
+        assay(&["run", dataset.to_str().unwrap(), "--target", &format!("answers:answers-{set}.jsonl"), "--limit", "3", "--name", set]);
+    }
+    let orders = |judge_model: &str| -> Vec<Value> {
+        let args = ["compare", "careful", "sloppy", "--pairwise", "--judge", "each", "--judges-dir", judges.to_str().unwrap()];
+        let out = assay(&args.into_iter().chain(["--judge-model", judge_model, "--json"]).collect::<Vec<_>>());
+        let pairwise = serde_json::from_str::<Value>(&out).unwrap()["pairwise"].clone();
+        pairwise["judgments"].as_array().unwrap().iter().flat_map(|j| [j["a_first"].clone(), j["b_first"].clone()]).collect()
+    };
+    let (served, local) = (orders("smol-served"), orders("smol-local"));
+    assert_eq!(served.len(), 6, "{served:?}");
+    let mut deltas = Vec::new();
+    for (s, l) in served.iter().zip(&local) {
+        for outcome in ["1", "2", "tie"] {
+            deltas.push((s[outcome].as_f64().unwrap() - l[outcome].as_f64().unwrap()).abs());
+        }
+    }
+    let mean = deltas.iter().sum::<f64>() / deltas.len() as f64;
+    let worst = deltas.iter().cloned().fold(0.0, f64::max);
+    eprintln!("each answer, served vs in-process over 6 orders: mean |Δ| {mean:.3}, largest {worst:.3}");
+    assert!(mean <= 0.05 && worst <= 0.12, "mean |ΔP| {mean:.3}, largest {worst:.3}: {deltas:?}");
 }
