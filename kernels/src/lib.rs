@@ -1,10 +1,11 @@
-//! CPU kernels of Assay's model runtime: matrix products and the feed-forward's gated
-//! activation. A crate of their own so that the dev profile, which builds the main crate at
-//! opt-level 1 for compile time, can build them at opt-level 3 like candle's: SIMD code
+//! CPU kernels of Assay's model runtime: matrix products, attention over the KV cache and the
+//! feed-forward's gated activation. A crate of their own so that the dev profile, which builds
+//! the main crate at opt-level 1 for compile time, can build them at opt-level 3 like candle's: SIMD code
 //! unoptimised is many times slower.
 
 use std::ops::Range;
 
+pub mod causal_attention;
 pub mod gated_activation;
 pub mod isa;
 pub mod k_quants;

@@ -8,6 +8,7 @@
 //! `model.generate(..)`, or `model.prefill(..)` / `model.extend(..)` / `model.score_options(..)`.
 
 pub mod architecture;
+pub mod cached_attention;
 pub mod capped_body;
 pub mod chat_markers;
 pub mod chat_template;

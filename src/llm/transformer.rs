@@ -19,6 +19,7 @@ use candle_transformers::quantized_nn::RmsNorm;
 use super::architecture::{Activation, Architecture, RopeStyle};
 use crate::models::gguf_info::RUNNABLE_ARCHITECTURES;
 use super::error::{LlmError, Result};
+use super::cached_attention;
 use super::gated_product;
 use super::rope::{rope_tables, RopeScaling, Yarn};
 use super::weight_matrix::{embed_q8_0, requantize_slow_type, WeightMatrix};
@@ -847,6 +848,12 @@ impl TransformerWeights {
         let v = heads(v, &None, c.kv_heads)?;
         let (q, k) = (self.rotate(&q, cos, sin)?, self.rotate(&k, cos, sin)?);
         let (k, v) = append_kv(slot, past, &k, &v, c.context_length)?;
+        if c.attention_softcap.is_none() {
+            let window = if layer.local { c.sliding_window } else { None };
+            if let Some(y) = cached_attention::causal_attention(&q, &k, &v, past, window, c.attention_scale)? {
+                return layer.wo.forward(&y);
+            }
+        }
         // Grouped-query attention without copying K/V per query head: the query heads that
         // share a KV head are stacked as extra rows of that head.
         let n_rep = c.heads / c.kv_heads;

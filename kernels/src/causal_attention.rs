@@ -1,0 +1,651 @@
+//! Causal attention over a KV cache in one pass per query row: scores, softmax and the
+//! weighted sum of values, for the prompt and for one token alike.
+//!
+//! Why: done as tensor operations (a product of the queries by every key, a mask added, a
+//! softmax, a product by the values) each query row is scored against every cached position,
+//! the half past its own position only to be masked to zero; the scores are written, read and
+//! written again as an f32 matrix (12 MiB a layer for the 1.5B model's 512-token prompt); the
+//! softmax's `exp` runs one value at a time through libm; and each step is a hand-off to the
+//! thread pool. Here each row reads only the keys it sees, keeps its scores in a small buffer,
+//! takes `exp` in a form the compiler vectorises, and writes its result straight in the layout
+//! the output projection reads (positions × heads · head width), so no transpose copy follows.
+//!
+//! A prompt's rows score 64 keys at a time from a transposed copy of the keys (so no sum across
+//! lanes per score); one token's row takes dot products with the cache as it is. On AVX-512 the
+//! scores and the weighted sums are written with intrinsics (sums held in registers): written
+//! as plain loops the compiler vectorised them across the wrong dimension and left the sums in
+//! memory, which measured slower than candle's product (docs/runtime.md). Every path runs the
+//! same fused products in the same order, so the paths give the same bits (tested); the numbers
+//! differ from the tensor operations' by rounding (another `exp`, the scale applied to the score
+//! rather than the query, another order of sums).
+
+use crate::isa::Isa;
+use crate::{Parallel, SharedOut};
+use std::ops::Range;
+
+/// Lanes the sums are kept in: one AVX-512 register, two AVX2 ones.
+const LANES: usize = 16;
+/// Query rows per work item: enough to amortise a hand-off, few enough to balance the threads.
+const ROWS_PER_ITEM: usize = 16;
+/// Keys scored together from the transposed keys: four AVX-512 registers of sums.
+const KEY_BLOCK: usize = 64;
+
+/// The sizes of one attention step.
+#[derive(Debug, Clone, Copy)]
+pub struct AttentionShape {
+    /// Query heads; `query_heads / kv_heads` consecutive query heads share one KV head.
+    pub query_heads: usize,
+    pub kv_heads: usize,
+    /// New positions (query rows per head).
+    pub seq: usize,
+    /// Positions already in the cache before them; the keys and values hold `past + seq` rows.
+    pub past: usize,
+    pub head_dim: usize,
+    /// Sliding window: a query sees only the last `window` positions up to its own.
+    pub window: Option<usize>,
+    /// Factor of every score (1/√head_dim, or the model's own).
+    pub scale: f32,
+}
+
+/// Rows of `head_dim` values per head inside a larger buffer: row `r` of head `h` starts at
+/// `offset + h * head_stride + r * row_stride` (a KV cache's view of its first positions, or a
+/// contiguous `[heads, rows, head_dim]` tensor).
+#[derive(Debug, Clone, Copy)]
+pub struct HeadRows<'a> {
+    pub values: &'a [f32],
+    pub offset: usize,
+    pub head_stride: usize,
+    pub row_stride: usize,
+}
+
+impl HeadRows<'_> {
+    /// Whether `heads` heads of `rows` rows of `width` values lie inside `values`.
+    fn holds(&self, heads: usize, rows: usize, width: usize) -> bool {
+        if heads == 0 || rows == 0 {
+            return true;
+        }
+        let last = (heads - 1)
+            .checked_mul(self.head_stride)
+            .and_then(|h| (rows - 1).checked_mul(self.row_stride).and_then(|r| h.checked_add(r)))
+            .and_then(|start| start.checked_add(self.offset)?.checked_add(width));
+        last.is_some_and(|end| end <= self.values.len())
+    }
+
+    fn row(&self, head: usize, row: usize, width: usize) -> &[f32] {
+        let start = self.offset + head * self.head_stride + row * self.row_stride;
+        &self.values[start..start + width]
+    }
+}
+
+/// softmax(scale · q kᵀ, causal and windowed) · v for every query head and row, written to
+/// `out` as `[seq, query_heads · head_dim]` (row `i`'s head `h` at `i * query_heads * head_dim +
+/// h * head_dim`). `q` holds `query_heads` heads of `seq` rows; `k` and `v` hold `kv_heads` heads
+/// of `past + seq` rows. Query row `i` sits at position `past + i` and sees the keys up to it
+/// (and no further back than the window). Work items (16 rows of one head) go to `parallel`. An
+/// error names the sizes when a buffer does not hold its part.
+pub fn attention(
+    isa: Isa,
+    q: HeadRows,
+    k: HeadRows,
+    v: HeadRows,
+    shape: AttentionShape,
+    out: &mut [f32],
+    parallel: Parallel,
+) -> Result<(), String> {
+    let AttentionShape { query_heads, kv_heads, seq, past, head_dim, window, .. } = shape;
+    if kv_heads == 0 || query_heads % kv_heads != 0 || head_dim == 0 || window == Some(0) {
+        return Err(format!(
+            "attention: {query_heads} query heads do not share {kv_heads} KV heads evenly, or head width {head_dim} / window {window:?} is 0"
+        ));
+    }
+    let positions = past.checked_add(seq).ok_or("attention: positions overflow")?;
+    let out_len = seq.checked_mul(query_heads).and_then(|n| n.checked_mul(head_dim));
+    if !q.holds(query_heads, seq, head_dim)
+        || !k.holds(kv_heads, positions, head_dim)
+        || !v.holds(kv_heads, positions, head_dim)
+        || out_len != Some(out.len())
+    {
+        return Err(format!(
+            "attention: buffers of {} query, {} key, {} value and {} output values do not hold {query_heads} query heads × {seq} rows, {kv_heads} KV heads × {positions} positions, head width {head_dim}",
+            q.values.len(),
+            k.values.len(),
+            v.values.len(),
+            out.len()
+        ));
+    }
+    // A prompt's rows score the keys from a transposed copy (one row per dimension, positions
+    // along it, padded by a block of zeros), 64 keys at a time with no sum across lanes; one
+    // token's row reads the cache as it is, since copying it would cost more than the scores.
+    let key_stride = positions.next_multiple_of(KEY_BLOCK) + KEY_BLOCK;
+    let keys_by_dim = (seq >= ROWS_PER_ITEM).then(|| {
+        let mut t = vec![0f32; kv_heads * head_dim * key_stride];
+        for g in 0..kv_heads {
+            for j in 0..positions {
+                for (d, &value) in k.row(g, j, head_dim).iter().enumerate() {
+                    t[(g * head_dim + d) * key_stride + j] = value;
+                }
+            }
+        }
+        t
+    });
+    let keys_by_dim = keys_by_dim.as_deref();
+    let dst = SharedOut(out.as_mut_ptr());
+    let blocks = seq.div_ceil(ROWS_PER_ITEM);
+    parallel(query_heads * blocks, &|items: Range<usize>| {
+        // One buffer of scores and one of sums per work range, reused by its rows.
+        let mut scores = vec![0f32; positions];
+        let mut sums = vec![0f32; head_dim];
+        for item in items {
+            let (head, block) = (item / blocks, item % blocks);
+            let rows = block * ROWS_PER_ITEM..seq.min((block + 1) * ROWS_PER_ITEM);
+            let job = HeadJob { q, k, v, keys_by_dim, key_stride, shape, head, rows, dst };
+            match isa {
+                // SAFETY: each path runs only where `Isa::supported` found its instructions
+                // (the caller's isa comes from there).
+                #[cfg(target_arch = "x86_64")]
+                Isa::Avx512Vnni => unsafe { x86::head_rows_avx512(&job, &mut scores, &mut sums) },
+                #[cfg(target_arch = "x86_64")]
+                Isa::Avx2 | Isa::AvxVnni => unsafe { x86::head_rows_avx2(&job, &mut scores, &mut sums) },
+                _ => head_rows::<false>(&job, &mut scores, &mut sums),
+            }
+        }
+    });
+    Ok(())
+}
+
+/// One work item: `rows` of query head `head`.
+struct HeadJob<'a> {
+    q: HeadRows<'a>,
+    k: HeadRows<'a>,
+    v: HeadRows<'a>,
+    /// The keys transposed (`[kv_heads, head_dim, key_stride]`), for a prompt.
+    keys_by_dim: Option<&'a [f32]>,
+    key_stride: usize,
+    shape: AttentionShape,
+    head: usize,
+    rows: Range<usize>,
+    dst: SharedOut<f32>,
+}
+
+/// The work of one item, inlined into each path's function so the compiler vectorises it for
+/// that path's instructions.
+#[inline(always)]
+fn head_rows<const AVX512: bool>(job: &HeadJob, scores: &mut [f32], sums: &mut [f32]) {
+    let AttentionShape { query_heads, kv_heads, past, head_dim, window, scale, .. } = job.shape;
+    let kv_head = job.head / (query_heads / kv_heads);
+    for i in job.rows.clone() {
+        let position = past + i;
+        let first = window.map_or(0, |w| (position + 1).saturating_sub(w));
+        let query = job.q.row(job.head, i, head_dim);
+        let seen = &mut scores[first..=position];
+        match job.keys_by_dim {
+            Some(keys) => {
+                let head_keys = &keys[kv_head * head_dim * job.key_stride..][..head_dim * job.key_stride];
+                for (block, out) in seen.chunks_mut(KEY_BLOCK).enumerate() {
+                    let j0 = first + block * KEY_BLOCK;
+                    let mut products = [0f32; KEY_BLOCK];
+                    #[cfg(target_arch = "x86_64")]
+                    if AVX512 {
+                        // SAFETY: AVX512 is set only by `x86::head_rows_avx512`, which runs where
+                        // the CPU has AVX-512; the key rows hold `j0 + KEY_BLOCK` (padded).
+                        unsafe { x86::scores_avx512(query, head_keys, job.key_stride, j0, &mut products) };
+                    } else {
+                        scores_by_dim(query, head_keys, job.key_stride, j0, &mut products);
+                    }
+                    #[cfg(not(target_arch = "x86_64"))]
+                    scores_by_dim(query, head_keys, job.key_stride, j0, &mut products);
+                    for (o, &s) in out.iter_mut().zip(&products) {
+                        *o = s * scale;
+                    }
+                }
+            }
+            None => {
+                for (j, score) in (first..=position).zip(seen.iter_mut()) {
+                    *score = dot(query, job.k.row(kv_head, j, head_dim)) * scale;
+                }
+            }
+        }
+        let max = largest(seen);
+        // Separate passes, none a running sum, so each vectorises.
+        for score in seen.iter_mut() {
+            *score = exp_of_non_positive(*score - max);
+        }
+        let total = sum(seen);
+        sums.fill(0.0);
+        #[cfg(target_arch = "x86_64")]
+        if AVX512 && head_dim % LANES == 0 && head_dim <= 16 * LANES {
+            // SAFETY: as above; the value rows hold `head_dim` values each (checked by `attention`).
+            unsafe { x86::weighted_sum_avx512(seen, &job.v, kv_head, first, sums) };
+            write_row(job, i, sums, total);
+            continue;
+        }
+        // Four positions a pass: one load and store of the sums per four products.
+        let mut weights = seen.chunks_exact(4);
+        let mut j = first;
+        for w in weights.by_ref() {
+            let [r0, r1, r2, r3] = [0, 1, 2, 3].map(|n| job.v.row(kv_head, j + n, head_dim));
+            let (blocks, tail) = sums.split_at_mut(head_dim - head_dim % LANES);
+            fn chunks(r: &[f32]) -> std::slice::ChunksExact<'_, f32> {
+                r.chunks_exact(LANES)
+            }
+            for ((s, (a, b)), (c, e)) in blocks.chunks_exact_mut(LANES).zip(chunks(r0).zip(chunks(r1))).zip(chunks(r2).zip(chunks(r3))) {
+                for l in 0..LANES {
+                    let mut acc = w[0].mul_add(a[l], s[l]);
+                    acc = w[1].mul_add(b[l], acc);
+                    acc = w[2].mul_add(c[l], acc);
+                    s[l] = w[3].mul_add(e[l], acc);
+                }
+            }
+            let at = head_dim - tail.len();
+            for (d, s) in tail.iter_mut().enumerate() {
+                let mut acc = w[0].mul_add(r0[at + d], *s);
+                acc = w[1].mul_add(r1[at + d], acc);
+                acc = w[2].mul_add(r2[at + d], acc);
+                *s = w[3].mul_add(r3[at + d], acc);
+            }
+            j += 4;
+        }
+        for &weight in weights.remainder() {
+            for (s, &value) in sums.iter_mut().zip(job.v.row(kv_head, j, head_dim)) {
+                *s = weight.mul_add(value, *s);
+            }
+            j += 1;
+        }
+        write_row(job, i, sums, total);
+    }
+}
+
+/// Query row `i`'s output for the item's head: the weighted sums over the weights' total.
+#[inline(always)]
+fn write_row(job: &HeadJob, i: usize, sums: &[f32], total: f32) {
+    let AttentionShape { query_heads, head_dim, .. } = job.shape;
+    // The query's own position is always seen, so the total is at least e^0 = 1.
+    let inverse = 1.0 / total;
+    // SAFETY: row `i`'s head `head` lies inside `out` (its size was checked) and is written
+    // by this work item alone.
+    let out = unsafe { std::slice::from_raw_parts_mut(job.dst.ptr().add((i * query_heads + job.head) * head_dim), head_dim) };
+    for (o, &sum) in out.iter_mut().zip(sums.iter()) {
+        *o = sum * inverse;
+    }
+}
+
+/// The query's products with keys `j0..j0 + 64` from the transposed keys (row `d` at
+/// `d * stride`), each summed exactly as [`dot`] sums it: dimension `d`'s product goes to lane
+/// `d % 16` (fused, in order of `d`), then the lanes are added pairwise. So a score has the same
+/// bits whether its row was read with a prompt (here) or alone (`dot`): reading a prompt whole
+/// and reading it in two parts, the second continuing the cache, give the same numbers. Summed
+/// in another order they differed in the last bits, and a small model amplified that to logits
+/// 0.5 apart (docs/runtime.md).
+#[inline(always)]
+fn scores_by_dim(query: &[f32], keys: &[f32], stride: usize, j0: usize, out: &mut [f32; KEY_BLOCK]) {
+    let mut lanes = [[0f32; KEY_BLOCK]; LANES];
+    for (d, &qd) in query.iter().enumerate() {
+        let row = &keys[d * stride + j0..][..KEY_BLOCK];
+        let lane = &mut lanes[d % LANES];
+        for j in 0..KEY_BLOCK {
+            lane[j] = qd.mul_add(row[j], lane[j]);
+        }
+    }
+    let mut width = LANES / 2;
+    while width > 0 {
+        let (low, high) = lanes.split_at_mut(width);
+        for (a, b) in low.iter_mut().zip(high.iter()) {
+            for j in 0..KEY_BLOCK {
+                a[j] += b[j];
+            }
+        }
+        width /= 2;
+    }
+    *out = lanes[0];
+}
+
+/// Σ a·b, kept in 16 lanes (fused products) and added pairwise, so every path gives the same bits.
+#[inline(always)]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; LANES];
+    let (a_blocks, a_tail) = a.split_at(a.len() - a.len() % LANES);
+    let (b_blocks, b_tail) = b.split_at(a_blocks.len());
+    for (x, y) in a_blocks.chunks_exact(LANES).zip(b_blocks.chunks_exact(LANES)) {
+        for l in 0..LANES {
+            lanes[l] = x[l].mul_add(y[l], lanes[l]);
+        }
+    }
+    for (l, (&x, &y)) in a_tail.iter().zip(b_tail).enumerate() {
+        lanes[l] = x.mul_add(y, lanes[l]);
+    }
+    let mut width = LANES / 2;
+    while width > 0 {
+        for l in 0..width {
+            lanes[l] += lanes[l + width];
+        }
+        width /= 2;
+    }
+    lanes[0]
+}
+
+/// The largest of `values` (which are finite scores), taken in 16 lanes.
+#[inline(always)]
+fn largest(values: &[f32]) -> f32 {
+    let mut lanes = [f32::NEG_INFINITY; LANES];
+    let blocks = values.chunks_exact(LANES);
+    for &v in blocks.remainder() {
+        lanes[0] = if v > lanes[0] { v } else { lanes[0] };
+    }
+    for block in blocks {
+        for l in 0..LANES {
+            lanes[l] = if block[l] > lanes[l] { block[l] } else { lanes[l] };
+        }
+    }
+    lanes.iter().fold(f32::NEG_INFINITY, |m, &v| if v > m { v } else { m })
+}
+
+/// Σ values, kept in 16 lanes and added pairwise (the same order on every path).
+#[inline(always)]
+fn sum(values: &[f32]) -> f32 {
+    let mut lanes = [0f32; LANES];
+    let blocks = values.chunks_exact(LANES);
+    for (l, &v) in blocks.remainder().iter().enumerate() {
+        lanes[l] = v;
+    }
+    for block in blocks {
+        for l in 0..LANES {
+            lanes[l] += block[l];
+        }
+    }
+    let mut width = LANES / 2;
+    while width > 0 {
+        for l in 0..width {
+            lanes[l] += lanes[l + width];
+        }
+        width /= 2;
+    }
+    lanes[0]
+}
+
+/// e^x for x ≤ 0 (a score less the row's largest), within 2 units in the last place: x = n·ln 2 + r
+/// with |r| ≤ ln 2 / 2, e^r by Cephes' degree-6 polynomial, 2^n put in the exponent bits. Below
+/// -87.3 (e^x under f32's smallest normal) it gives 0, as a weight there adds nothing to a sum of
+/// at least 1. Plain arithmetic and bit moves, so a loop of it vectorises (libm's `expf` does not).
+#[inline(always)]
+fn exp_of_non_positive(x: f32) -> f32 {
+    const LOG2_E: f32 = std::f32::consts::LOG2_E;
+    // ln 2 in two parts, the first with few enough bits that n · LN2_HIGH is exact.
+    const LN2_HIGH: f32 = 0.693_359_4;
+    const LN2_LOW: f32 = -2.121_944_4e-4;
+    // Adding then subtracting 1.5 · 2²³ rounds to the nearest whole number (ties to even).
+    const ROUNDER: f32 = 12_582_912.0;
+    const SMALLEST: f32 = -87.336_55;
+    let below = x < SMALLEST;
+    let x = x.max(SMALLEST);
+    let shifted = x * LOG2_E + ROUNDER;
+    let n = shifted - ROUNDER;
+    let r = n.mul_add(-LN2_LOW, n.mul_add(-LN2_HIGH, x));
+    let mut p = 1.987_569_1e-4f32;
+    p = p.mul_add(r, 1.398_199_9e-3);
+    p = p.mul_add(r, 8.333_452e-3);
+    p = p.mul_add(r, 4.166_579_6e-2);
+    p = p.mul_add(r, 1.666_666_5e-1);
+    p = p.mul_add(r, 0.5);
+    let e_r = p.mul_add(r * r, r) + 1.0;
+    // `shifted`'s low mantissa bits hold n (-126 ≤ n ≤ 0 here, so 2^n is a normal number):
+    // 2^n's exponent bits from them by integer steps, which vectorise where `as i32` does not.
+    const ROUNDER_BITS: u32 = 0x4B40_0000;
+    let two_to_n = f32::from_bits(shifted.to_bits().wrapping_sub(ROUNDER_BITS).wrapping_add(127) << 23);
+    if below {
+        0.0
+    } else {
+        e_r * two_to_n
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{head_rows, HeadJob, HeadRows, KEY_BLOCK, LANES};
+    use std::arch::x86_64::*;
+
+    /// [`head_rows`] compiled for AVX-512, with the scores and weighted sums below.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
+    pub(super) unsafe fn head_rows_avx512(job: &HeadJob, scores: &mut [f32], sums: &mut [f32]) {
+        head_rows::<true>(job, scores, sums)
+    }
+
+    /// [`head_rows`] compiled for AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn head_rows_avx2(job: &HeadJob, scores: &mut [f32], sums: &mut [f32]) {
+        head_rows::<false>(job, scores, sums)
+    }
+
+    /// [`super::scores_by_dim`] in registers: 16 keys at a time, one register of sums per
+    /// lane of `dot` (dimension `d` into register `d % 16`), then the 16 registers added
+    /// pairwise in `dot`'s order, so the same bits as `dot`. The caller guarantees
+    /// `(query.len() - 1) * stride + j0 + 64 <= keys.len()`.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(super) unsafe fn scores_avx512(query: &[f32], keys: &[f32], stride: usize, j0: usize, out: &mut [f32; KEY_BLOCK]) {
+        debug_assert!(query.is_empty() || (query.len() - 1) * stride + j0 + KEY_BLOCK <= keys.len());
+        for c in 0..KEY_BLOCK / LANES {
+            let mut lanes = [_mm512_setzero_ps(); LANES];
+            let base = keys.as_ptr().add(j0 + c * LANES);
+            for (d, &qd) in query.iter().enumerate() {
+                let lane = &mut lanes[d % LANES];
+                *lane = _mm512_fmadd_ps(_mm512_set1_ps(qd), _mm512_loadu_ps(base.add(d * stride)), *lane);
+            }
+            let mut width = LANES / 2;
+            while width > 0 {
+                for l in 0..width {
+                    lanes[l] = _mm512_add_ps(lanes[l], lanes[l + width]);
+                }
+                width /= 2;
+            }
+            _mm512_storeu_ps(out.as_mut_ptr().add(c * LANES), lanes[0]);
+        }
+    }
+
+    /// Σ weights[n] · value row `first + n` into `sums` (head_dim = `sums.len()`, a multiple of
+    /// 16 up to 256), the sums held in registers, one fused product per value in the portable
+    /// loop's order.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(super) unsafe fn weighted_sum_avx512(weights: &[f32], v: &HeadRows, kv_head: usize, first: usize, sums: &mut [f32]) {
+        match sums.len() / LANES {
+            4 => weighted_sum_regs::<4>(weights, v, kv_head, first, sums),
+            8 => weighted_sum_regs::<8>(weights, v, kv_head, first, sums),
+            _ => weighted_sum_regs::<16>(weights, v, kv_head, first, sums),
+        }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn weighted_sum_regs<const C: usize>(weights: &[f32], v: &HeadRows, kv_head: usize, first: usize, sums: &mut [f32]) {
+        let head_dim = sums.len();
+        let chunks = head_dim / LANES;
+        let mut acc = [_mm512_setzero_ps(); C];
+        for (n, &w) in weights.iter().enumerate() {
+            let row = v.row(kv_head, first + n, head_dim).as_ptr();
+            let w = _mm512_set1_ps(w);
+            for (c, a) in acc.iter_mut().enumerate().take(chunks) {
+                *a = _mm512_fmadd_ps(w, _mm512_loadu_ps(row.add(c * LANES)), *a);
+            }
+        }
+        for (c, a) in acc.iter().enumerate().take(chunks) {
+            _mm512_storeu_ps(sums.as_mut_ptr().add(c * LANES), *a);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::{paths_under_test, pseudo_random_bits, serial};
+
+    fn values(n: usize, seed: u32, spread: f32) -> Vec<f32> {
+        pseudo_random_bits(n, seed).iter().map(|&b| (b as f32 / (1u32 << 24) as f32 - 0.5) * spread).collect()
+    }
+
+    /// The definition in f64: every score, the mask as −∞, softmax, the weighted sum.
+    fn reference(q: &[f32], k: &[f32], v: &[f32], s: AttentionShape) -> Vec<f64> {
+        let positions = s.past + s.seq;
+        let (d, rep) = (s.head_dim, s.query_heads / s.kv_heads);
+        let mut out = vec![0f64; s.seq * s.query_heads * d];
+        for h in 0..s.query_heads {
+            let g = h / rep;
+            for i in 0..s.seq {
+                let pos = s.past + i;
+                let scores: Vec<f64> = (0..positions)
+                    .map(|j| {
+                        let visible = j <= pos && s.window.is_none_or(|w| pos - j < w);
+                        if !visible {
+                            return f64::NEG_INFINITY;
+                        }
+                        let dot: f64 = (0..d).map(|x| q[(h * s.seq + i) * d + x] as f64 * k[(g * positions + j) * d + x] as f64).sum();
+                        dot * s.scale as f64
+                    })
+                    .collect();
+                let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let weights: Vec<f64> = scores.iter().map(|&x| (x - max).exp()).collect();
+                let total: f64 = weights.iter().sum();
+                for x in 0..d {
+                    out[(i * s.query_heads + h) * d + x] =
+                        (0..positions).map(|j| weights[j] * v[(g * positions + j) * d + x] as f64).sum::<f64>() / total;
+                }
+            }
+        }
+        out
+    }
+
+    /// Every path equals the definition within f32 rounding, and the paths equal each other to
+    /// the bit: grouped heads, a cache with past positions, a window, a head width with a tail
+    /// past the lanes, and one token (the decode step).
+    #[test]
+    fn equals_the_definition_and_every_path_the_same_bits() {
+        let cases = [
+            AttentionShape { query_heads: 6, kv_heads: 2, seq: 37, past: 0, head_dim: 64, window: None, scale: 0.125 },
+            AttentionShape { query_heads: 4, kv_heads: 4, seq: 20, past: 13, head_dim: 40, window: None, scale: 0.158 },
+            AttentionShape { query_heads: 4, kv_heads: 1, seq: 33, past: 5, head_dim: 32, window: Some(7), scale: 0.177 },
+            AttentionShape { query_heads: 2, kv_heads: 1, seq: 1, past: 50, head_dim: 128, window: None, scale: 0.088 },
+        ];
+        let paths = paths_under_test("causal attention");
+        for (c, s) in cases.into_iter().enumerate() {
+            let positions = s.past + s.seq;
+            let q = values(s.query_heads * s.seq * s.head_dim, 3 + c as u32, 8.0);
+            let k = values(s.kv_heads * positions * s.head_dim, 5 + c as u32, 8.0);
+            let v = values(s.kv_heads * positions * s.head_dim, 7 + c as u32, 4.0);
+            let (q_stride, kv_stride) = (s.seq * s.head_dim, positions * s.head_dim);
+            let expected = reference(&q, &k, &v, s);
+            let mut first: Option<Vec<u32>> = None;
+            for &isa in &paths {
+                let mut out = vec![f32::NAN; expected.len()];
+                attention(
+                    isa,
+                    HeadRows { values: &q, offset: 0, head_stride: q_stride, row_stride: s.head_dim },
+                    HeadRows { values: &k, offset: 0, head_stride: kv_stride, row_stride: s.head_dim },
+                    HeadRows { values: &v, offset: 0, head_stride: kv_stride, row_stride: s.head_dim },
+                    s,
+                    &mut out,
+                    &serial,
+                )
+                .unwrap();
+                for (n, (&ours, &exact)) in out.iter().zip(&expected).enumerate() {
+                    assert!((ours as f64 - exact).abs() <= 1e-5 * (1.0 + exact.abs()), "case {c} {isa}: value {n} {ours} against {exact}");
+                }
+                let bits: Vec<u32> = out.iter().map(|v| v.to_bits()).collect();
+                match &first {
+                    None => first = Some(bits),
+                    Some(expected_bits) => assert!(expected_bits == &bits, "case {c}: {isa} differs from {} in bits", paths[0]),
+                }
+            }
+        }
+    }
+
+    /// Keys and values read through a cache's strides: a view of the first positions of a larger
+    /// buffer, starting past an offset, gives what the same rows laid out alone give.
+    #[test]
+    fn reads_a_cache_through_its_strides() {
+        let s = AttentionShape { query_heads: 2, kv_heads: 2, seq: 9, past: 3, head_dim: 16, window: None, scale: 0.25 };
+        let (positions, capacity, offset) = (12, 20, 5);
+        let q = values(2 * 9 * 16, 11, 6.0);
+        let dense_k = values(2 * positions * 16, 12, 6.0);
+        let dense_v = values(2 * positions * 16, 13, 6.0);
+        let mut cache_k = vec![f32::NAN; offset + 2 * capacity * 16];
+        let mut cache_v = cache_k.clone();
+        for h in 0..2 {
+            for j in 0..positions {
+                let (from, to) = ((h * positions + j) * 16, offset + (h * capacity + j) * 16);
+                cache_k[to..to + 16].copy_from_slice(&dense_k[from..from + 16]);
+                cache_v[to..to + 16].copy_from_slice(&dense_v[from..from + 16]);
+            }
+        }
+        let q_rows = HeadRows { values: &q, offset: 0, head_stride: 9 * 16, row_stride: 16 };
+        let dense = |values| HeadRows { values, offset: 0, head_stride: positions * 16, row_stride: 16 };
+        let cached = |values| HeadRows { values, offset, head_stride: capacity * 16, row_stride: 16 };
+        let (mut a, mut b) = (vec![0f32; 9 * 2 * 16], vec![0f32; 9 * 2 * 16]);
+        attention(Isa::Scalar, q_rows, dense(&dense_k), dense(&dense_v), s, &mut a, &serial).unwrap();
+        attention(Isa::best(), q_rows, cached(&cache_k), cached(&cache_v), s, &mut b, &serial).unwrap();
+        assert_eq!(a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), b.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+    }
+
+    /// A prompt read whole, and read in two parts (a prefix, then the rest continuing the cache):
+    /// the rows of the second part are the whole's rows to the bit, on every path, for rest
+    /// lengths on both sides of the transposed-keys threshold (16 rows) and prefixes on both
+    /// sides of a key block. The model's judges read a shared prefix once and continue it, and
+    /// a small model turns a last-bit difference here into logits 0.5 apart.
+    #[test]
+    fn a_prompt_read_in_two_parts_gives_the_rows_of_reading_it_whole() {
+        let paths = paths_under_test("causal attention");
+        for (heads, kv_heads, d) in [(9, 3, 64), (12, 2, 128), (4, 4, 40)] {
+            for (prefix, rest) in [(40, 12), (40, 30), (70, 5), (64, 17), (3, 1), (100, 80)] {
+                let n = prefix + rest;
+                let q = values(heads * n * d, 21, 8.0);
+                let k = values(kv_heads * n * d, 22, 8.0);
+                let v = values(kv_heads * n * d, 23, 4.0);
+                let whole_shape = AttentionShape { query_heads: heads, kv_heads, seq: n, past: 0, head_dim: d, window: None, scale: 0.125 };
+                let kv = |values| HeadRows { values, offset: 0, head_stride: n * d, row_stride: d };
+                for &isa in &paths {
+                    let mut whole = vec![f32::NAN; n * heads * d];
+                    let q_whole = HeadRows { values: &q, offset: 0, head_stride: n * d, row_stride: d };
+                    attention(isa, q_whole, kv(&k), kv(&v), whole_shape, &mut whole, &serial).unwrap();
+                    // The rest's queries: rows prefix.. of each head, read through the whole's strides.
+                    let q_rest = HeadRows { values: &q, offset: prefix * d, head_stride: n * d, row_stride: d };
+                    let mut part = vec![f32::NAN; rest * heads * d];
+                    let shape = AttentionShape { seq: rest, past: prefix, ..whole_shape };
+                    attention(isa, q_rest, kv(&k), kv(&v), shape, &mut part, &serial).unwrap();
+                    for (x, (&a, &b)) in part.iter().zip(&whole[prefix * heads * d..]).enumerate() {
+                        assert_eq!(a.to_bits(), b.to_bits(), "{isa} heads {heads}/{kv_heads} d {d} prefix {prefix} rest {rest}: value {x} {a} against {b}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sizes_are_checked() {
+        let s = AttentionShape { query_heads: 2, kv_heads: 1, seq: 2, past: 1, head_dim: 4, window: None, scale: 1.0 };
+        let q = vec![1f32; 2 * 2 * 4];
+        let kv = vec![1f32; 3 * 4];
+        fn rows(values: &[f32], head_stride: usize) -> HeadRows<'_> {
+            HeadRows { values, offset: 0, head_stride, row_stride: 4 }
+        }
+        let run = |s: AttentionShape, k: &[f32], out: &mut [f32]| attention(Isa::Scalar, rows(&q, 8), rows(k, 12), rows(&kv, 12), s, out, &serial);
+        assert!(run(s, &kv, &mut [0.0; 16]).is_ok());
+        assert!(run(s, &kv[..11], &mut [0.0; 16]).is_err(), "a key buffer one value short");
+        assert!(run(s, &kv, &mut [0.0; 15]).is_err(), "an output one value short");
+        assert!(run(AttentionShape { kv_heads: 3, ..s }, &kv, &mut [0.0; 16]).is_err(), "heads that do not group");
+        assert!(run(AttentionShape { window: Some(0), ..s }, &kv, &mut [0.0; 16]).is_err(), "an empty window");
+    }
+
+    /// The vectorisable `exp` against f64's, over the range a softmax gives it.
+    #[test]
+    fn exp_is_within_two_units_in_the_last_place() {
+        let mut x = 0f32;
+        while x > -87.0 {
+            let ours = exp_of_non_positive(x);
+            let exact = (x as f64).exp();
+            let ulp = f32::from_bits((exact as f32).to_bits() + 1) as f64 - exact as f32 as f64;
+            assert!((ours as f64 - exact).abs() <= 2.0 * ulp, "e^{x}: {ours} against {exact}");
+            x -= 0.0137;
+        }
+        assert_eq!(exp_of_non_positive(0.0), 1.0);
+        assert_eq!(exp_of_non_positive(-100.0), 0.0);
+        assert_eq!(exp_of_non_positive(f32::NEG_INFINITY), 0.0);
+    }
+}
