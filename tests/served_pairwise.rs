@@ -76,6 +76,38 @@ fn jsonl(name: &str) -> Vec<Value> {
     text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
+/// A database and models dir of its own, and the binary run against them.
+struct Workspace {
+    dir: tempfile::TempDir,
+}
+
+impl Workspace {
+    fn new() -> Workspace {
+        Workspace { dir: tempfile::tempdir().unwrap() }
+    }
+
+    /// `assay ARGS` on this workspace's database and models dir; its standard output.
+    fn assay(&self, args: &[&str]) -> String {
+        let db = self.dir.path().join("runs.sqlite");
+        ok(common::assay_command(args, &db).env("ASSAY_MODELS", self.dir.path().join("models")).output().unwrap())
+    }
+
+    /// SmolLM2 added in process (`smol-local`) and on `server` (`smol-served`), and the sample's
+    /// first `limit` careful and sloppy answers run as `careful` and `sloppy`.
+    fn with_both_judges_and_runs(model: &Path, server: &LlamaServer, limit: usize) -> Workspace {
+        let workspace = Workspace::new();
+        workspace.assay(&["models", "add", model.to_str().unwrap(), "--id", "smol-local"]);
+        let url = format!("http://127.0.0.1:{}/v1", server.port);
+        workspace.assay(&["models", "add-server", "smol-served", "--served-model", "smollm2", "--url", &url]);
+        let (dataset, limit) = (sample(), limit.to_string());
+        for set in ["careful", "sloppy"] {
+            let target = format!("answers:answers-{set}.jsonl");
+            workspace.assay(&["run", dataset.to_str().unwrap(), "--target", &target, "--limit", &limit, "--name", set]);
+        }
+        workspace
+    }
+}
+
 /// The sample's first `n` questions with their careful and sloppy answers.
 fn pairs(n: usize) -> Vec<(Question, Answer, Answer)> {
     let answer = |set: &str, id: &str| {
@@ -115,16 +147,8 @@ fn served_pairwise_reads_the_in_process_prompt_and_agrees_with_it() {
     }
 
     // Both runs' answers judged pairwise through the binary, on the server and in process.
-    let dir = tempfile::tempdir().unwrap();
-    let models = dir.path().join("models");
-    let db = dir.path().join("runs.sqlite");
-    let assay = |args: &[&str]| ok(common::assay_command(args, &db).env("ASSAY_MODELS", &models).output().unwrap());
-    assay(&["models", "add", model.path.to_str().unwrap(), "--id", "smol-local"]);
-    assay(&["models", "add-server", "smol-served", "--served-model", "smollm2", "--url", &format!("http://127.0.0.1:{}/v1", server.port)]);
-    let dataset = sample();
-    for set in ["careful", "sloppy"] {
-        assay(&["run", dataset.to_str().unwrap(), "--target", &format!("answers:answers-{set}.jsonl"), "--limit", "4", "--name", set]);
-    }
+    let workspace = Workspace::with_both_judges_and_runs(&model.path, &server, 4);
+    let assay = |args: &[&str]| workspace.assay(args);
     let compare = |judge_model: &str| -> Value {
         let out = assay(&["compare", "careful", "sloppy", "--pairwise", "--judge-model", judge_model, "--json"]);
         serde_json::from_str::<Value>(&out).unwrap()["pairwise"].clone()
@@ -171,16 +195,14 @@ fn served_pairwise_reads_the_in_process_prompt_and_agrees_with_it() {
 fn a_pair_past_the_servers_window_is_cut_to_fit_scored_and_flagged() {
     let Some(model) = llm_common::smollm2() else { return };
     let Some(server) = LlamaServer::start(&model.path, "1024") else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let models = dir.path().join("models");
-    let db = dir.path().join("runs.sqlite");
-    let assay = |args: &[&str]| ok(common::assay_command(args, &db).env("ASSAY_MODELS", &models).output().unwrap());
+    let workspace = Workspace::new();
+    let (dir, assay) = (workspace.dir.path(), |args: &[&str]| workspace.assay(args));
     assay(&["models", "add-server", "small-window", "--served-model", "smollm2", "--url", &format!("http://127.0.0.1:{}/v1", server.port)]);
     let dataset = sample();
     for (set, filler) in [("careful", "Rinse the cartridge and check the seal before the next use."), ("sloppy", "Any filter works the same in cold water, so skip the seal.")] {
         let first = jsonl(&format!("answers-{set}.jsonl")).swap_remove(0);
         let long = format!("{} {}", first["answer"].as_str().unwrap(), format!("{filler} ").repeat(140));
-        let file = dir.path().join(format!("{set}.jsonl"));
+        let file = dir.join(format!("{set}.jsonl"));
         std::fs::write(&file, json!({"id": first["id"], "answer": long}).to_string() + "\n").unwrap();
         assay(&["run", dataset.to_str().unwrap(), "--target", &format!("answers:{}", file.display()), "--limit", "1", "--name", set]);
     }
@@ -199,8 +221,8 @@ fn a_pair_past_the_servers_window_is_cut_to_fit_scored_and_flagged() {
 fn a_served_judge_of_each_answer_agrees_with_the_in_process_one() {
     let Some(model) = llm_common::smollm2() else { return };
     let Some(server) = LlamaServer::start(&model.path, "4096") else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let judges = dir.path().join("judges");
+    let workspace = Workspace::with_both_judges_and_runs(&model.path, &server, 3);
+    let judges = workspace.dir.path().join("judges");
     std::fs::create_dir(&judges).unwrap();
     std::fs::write(
         judges.join("each.toml"),
@@ -212,15 +234,7 @@ fn a_served_judge_of_each_answer_agrees_with_the_in_process_one() {
         "Question: {{ question }}\nCorrect answer: {{ reference }}\n\nAnswer 1: {{ answer_1 }}\n\nAnswer 2: {{ answer_2 }}\n\nDoes answer {{ asked }} give the correct answer? Reply Yes or No.",
     )
     .unwrap();
-    let models = dir.path().join("models");
-    let db = dir.path().join("runs.sqlite");
-    let assay = |args: &[&str]| ok(common::assay_command(args, &db).env("ASSAY_MODELS", &models).output().unwrap());
-    assay(&["models", "add", model.path.to_str().unwrap(), "--id", "smol-local"]);
-    assay(&["models", "add-server", "smol-served", "--served-model", "smollm2", "--url", &format!("http://127.0.0.1:{}/v1", server.port)]);
-    let dataset = sample();
-    for set in ["careful", "sloppy"] {
-        assay(&["run", dataset.to_str().unwrap(), "--target", &format!("answers:answers-{set}.jsonl"), "--limit", "3", "--name", set]);
-    }
+    let assay = |args: &[&str]| workspace.assay(args);
     let orders = |judge_model: &str| -> Vec<Value> {
         let args = ["compare", "careful", "sloppy", "--pairwise", "--judge", "each", "--judges-dir", judges.to_str().unwrap()];
         let out = assay(&args.into_iter().chain(["--judge-model", judge_model, "--json"]).collect::<Vec<_>>());
