@@ -586,19 +586,19 @@ mod tests {
 
     /// A prompt read whole, and read in two parts (a prefix, then the rest continuing the cache):
     /// the rows of the second part are the whole's rows to the bit, on every path, for rest
-    /// lengths on both sides of the transposed-keys threshold (16 rows) and prefixes on both
-    /// sides of a key block. The model's judges read a shared prefix once and continue it, and
+    /// lengths on both sides of the transposed-keys threshold (16 rows), prefixes on both
+    /// sides of a key block, and a sliding window. The model's judges read a shared prefix once and continue it, and
     /// a small model turns a last-bit difference here into logits 0.5 apart.
     #[test]
     fn a_prompt_read_in_two_parts_gives_the_rows_of_reading_it_whole() {
         let paths = paths_under_test("causal attention");
         for (heads, kv_heads, d) in [(9, 3, 64), (12, 2, 128), (4, 4, 40)] {
-            for (prefix, rest) in [(40, 12), (40, 30), (70, 5), (64, 17), (3, 1), (100, 80)] {
+            for (prefix, rest, window) in [(40, 12, None), (40, 30, None), (70, 5, None), (64, 17, None), (3, 1, None), (100, 80, None), (100, 80, Some(37)), (70, 5, Some(20))] {
                 let n = prefix + rest;
                 let q = values(heads * n * d, 21, 8.0);
                 let k = values(kv_heads * n * d, 22, 8.0);
                 let v = values(kv_heads * n * d, 23, 4.0);
-                let whole_shape = AttentionShape { query_heads: heads, kv_heads, seq: n, past: 0, head_dim: d, window: None, scale: 0.125 };
+                let whole_shape = AttentionShape { query_heads: heads, kv_heads, seq: n, past: 0, head_dim: d, window, scale: 0.125 };
                 let kv = |values| HeadRows { values, offset: 0, head_stride: n * d, row_stride: d };
                 for &isa in &paths {
                     let mut whole = vec![f32::NAN; n * heads * d];
@@ -610,7 +610,7 @@ mod tests {
                     let shape = AttentionShape { seq: rest, past: prefix, ..whole_shape };
                     attention(isa, q_rest, kv(&k), kv(&v), shape, &mut part, &serial).unwrap();
                     for (x, (&a, &b)) in part.iter().zip(&whole[prefix * heads * d..]).enumerate() {
-                        assert_eq!(a.to_bits(), b.to_bits(), "{isa} heads {heads}/{kv_heads} d {d} prefix {prefix} rest {rest}: value {x} {a} against {b}");
+                        assert_eq!(a.to_bits(), b.to_bits(), "{isa} heads {heads}/{kv_heads} d {d} prefix {prefix} rest {rest} window {window:?}: value {x} {a} against {b}");
                     }
                 }
             }
