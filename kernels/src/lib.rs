@@ -6,6 +6,7 @@
 use std::ops::Range;
 
 pub mod causal_attention;
+mod exp;
 pub mod gated_activation;
 pub mod isa;
 pub mod k_quants;

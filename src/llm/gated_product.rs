@@ -1,16 +1,18 @@
-//! The feed-forward's input, silu(gate) · up, in one pass on the CPU where the gate and up
+//! The feed-forward's input, act(gate) · up, in one pass on the CPU where the gate and up
 //! projections are one fused matrix (`assay_kernels::gated_activation`): one read of the
-//! product's output and one write, instead of a strided SiLU pass, a new tensor and a product
-//! pass. The result is the tensor operations' to the bit, so where this does not apply (GPU,
-//! another activation or dtype, a layout it does not read) the caller falls back to them.
+//! product's output and one write, instead of a strided activation pass, a new tensor and a
+//! product pass. For SiLU the result is the tensor operations' to the bit; for GELU (tanh form)
+//! it is theirs to rounding, its tanh vectorised. Where this does not apply (GPU, another
+//! dtype, a layout it does not read) the caller falls back to the tensor operations.
 
+use super::architecture::Activation;
 use assay_kernels::gated_activation::{self, GateUpLayout};
 use candle_core::{DType, Device, Storage, Tensor};
 
-/// silu(gate) · up for `y`, the fused output `[.., 2 · width]` holding each row's `width` gate
-/// values then its `width` up values: `[.., width]`. None where `y` is not one contiguous f32
-/// tensor on the CPU of that width.
-pub fn silu_times_up(y: &Tensor, width: usize) -> candle_core::Result<Option<Tensor>> {
+/// activation(gate) · up for `y`, the fused output `[.., 2 · width]` holding each row's `width`
+/// gate values then its `width` up values: `[.., width]`. None where `y` is not one contiguous
+/// f32 tensor on the CPU of that width.
+pub fn gate_times_up(y: &Tensor, width: usize, activation: Activation) -> candle_core::Result<Option<Tensor>> {
     let Some((&last, _)) = y.dims().split_last() else { return Ok(None) };
     if !matches!(y.device(), Device::Cpu) || y.dtype() != DType::F32 || width == 0 || Some(last) != width.checked_mul(2) {
         return Ok(None);
@@ -24,7 +26,11 @@ pub fn silu_times_up(y: &Tensor, width: usize) -> candle_core::Result<Option<Ten
         let pool = candle_core::utils::barrier_pool();
         let parallel = |n: usize, f: &(dyn Fn(std::ops::Range<usize>) + Sync)| pool.execute_chunked(n, f);
         let layout = GateUpLayout { rows, row_stride: last, gate_at: 0, up_at: width, width };
-        gated_activation::silu_times_up(values, layout, &mut out, &parallel).map_err(candle_core::Error::Msg)?;
+        let kernel = match activation {
+            Activation::Silu => gated_activation::silu_times_up,
+            Activation::GeluTanh => gated_activation::gelu_tanh_times_up,
+        };
+        kernel(values, layout, &mut out, &parallel).map_err(candle_core::Error::Msg)?;
     }
     let mut shape = y.dims().to_vec();
     if let Some(last) = shape.last_mut() {
@@ -44,15 +50,31 @@ mod tests {
         let width = 300;
         let values: Vec<f32> = (0..2 * 2 * width).map(|i| ((i * 7919) % 1000) as f32 / 50.0 - 10.0).collect();
         let y = Tensor::from_vec(values, (1, 2, 2 * width), &Device::Cpu).unwrap();
-        let ours = silu_times_up(&y, width).unwrap().expect("a contiguous f32 CPU tensor");
+        let ours = gate_times_up(&y, width, Activation::Silu).unwrap().expect("a contiguous f32 CPU tensor");
         let gate = y.narrow(2, 0, width).unwrap();
         let up = y.narrow(2, width, width).unwrap();
         let theirs = (candle_nn::ops::silu(&gate).unwrap() * up).unwrap();
         assert_eq!(ours.dims(), theirs.dims());
         let bits = |t: &Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&ours), bits(&theirs));
-        assert!(silu_times_up(&y, width + 1).unwrap().is_none(), "a width that does not halve the rows");
-        assert!(silu_times_up(&y.to_dtype(DType::F16).unwrap(), width).unwrap().is_none(), "f16");
-        assert!(silu_times_up(&y.narrow(2, 0, width).unwrap(), width / 2).unwrap().is_none(), "a strided view");
+        assert!(gate_times_up(&y, width + 1, Activation::Silu).unwrap().is_none(), "a width that does not halve the rows");
+        assert!(gate_times_up(&y.to_dtype(DType::F16).unwrap(), width, Activation::Silu).unwrap().is_none(), "f16");
+        assert!(gate_times_up(&y.narrow(2, 0, width).unwrap(), width / 2, Activation::Silu).unwrap().is_none(), "a strided view");
+    }
+
+    /// GELU: candle's `gelu` then the product, to rounding (relative to the input's scale).
+    #[test]
+    fn gelu_equals_the_tensor_operations_to_rounding() {
+        let width = 300;
+        let values: Vec<f32> = (0..2 * 2 * width).map(|i| ((i * 7919) % 1000) as f32 / 50.0 - 10.0).collect();
+        let y = Tensor::from_vec(values, (1, 2, 2 * width), &Device::Cpu).unwrap();
+        let ours = gate_times_up(&y, width, Activation::GeluTanh).unwrap().expect("a contiguous f32 CPU tensor");
+        let (gate, up) = (y.narrow(2, 0, width).unwrap(), y.narrow(2, width, width).unwrap());
+        let theirs = (gate.gelu().unwrap() * &up).unwrap();
+        let flat = |t: &Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+        let scale: Vec<f32> = flat(&gate).iter().zip(flat(&up)).map(|(g, u)| (1.0 + g.abs()) * (1.0 + u.abs())).collect();
+        for (n, ((a, b), s)) in flat(&ours).iter().zip(flat(&theirs)).zip(scale).enumerate() {
+            assert!((a - b).abs() <= 2e-6 * s, "value {n}: {a} against candle's {b}");
+        }
     }
 }

@@ -91,13 +91,12 @@ fn split(y: &Tensor, widths: &[usize]) -> candle_core::Result<Vec<Tensor>> {
 
 impl Projections {
     /// activation(gate) · up for the gate/up projections: in one pass where they are one
-    /// fused matrix on the CPU and the activation is SiLU (same bits), else as tensor
-    /// operations.
+    /// fused matrix on the CPU (SiLU to the bit, GELU to rounding), else as tensor operations.
     fn gated_product(&self, x: &Tensor, activation: Activation) -> candle_core::Result<Tensor> {
         let parts = match self {
-            Projections::Fused { w, bias, widths } if activation == Activation::Silu && widths.len() == 2 && widths[0] == widths[1] => {
+            Projections::Fused { w, bias, widths } if widths.len() == 2 && widths[0] == widths[1] => {
                 let y = with_bias(w.forward(x)?, bias)?;
-                if let Some(product) = gated_product::silu_times_up(&y, widths[0])? {
+                if let Some(product) = gated_product::gate_times_up(&y, widths[0], activation)? {
                     return Ok(product);
                 }
                 split(&y, widths)?
