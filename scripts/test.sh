@@ -49,6 +49,10 @@ echo "== tests" >&2
 export RAYON_NUM_THREADS="${RAYON_NUM_THREADS:-1}"
 status=0
 cargo test "${workspace[@]}" --all-targets --no-fail-fast 2>&1 || status=$?
+# `cargo test` relinked target/debug/assay from the test profile, whose kernels keep their debug
+# assertions (Cargo.toml) and run about a third slower: put the dev build back (no compiling,
+# it is already built), so that `assay bench` after the tests measures the kernels as shipped.
+cargo build "${workspace[@]}" 2>&1 || status=$?
 if ((desktop)); then
   echo "desktop tests FAILED (exit $desktop): see '== desktop app' above; cargo test exit $status" >&2
   exit "$desktop"
