@@ -43,16 +43,24 @@ pub fn gate_times_up(y: &Tensor, width: usize, activation: Activation) -> candle
 mod tests {
     use super::*;
 
+    const WIDTH: usize = 300;
+
+    /// A fused gate/up output of two rows in a batch of one, values across -10..10, and its
+    /// gate and up halves as views.
+    fn fused_output() -> (Tensor, Tensor, Tensor) {
+        let values: Vec<f32> = (0..2 * 2 * WIDTH).map(|i| ((i * 7919) % 1000) as f32 / 50.0 - 10.0).collect();
+        let y = Tensor::from_vec(values, (1, 2, 2 * WIDTH), &Device::Cpu).unwrap();
+        let (gate, up) = (y.narrow(2, 0, WIDTH).unwrap(), y.narrow(2, WIDTH, WIDTH).unwrap());
+        (y, gate, up)
+    }
+
     /// The one pass equals candle's SiLU then product to the bit, on a fused output of two
     /// rows in a batch of one; and leaves what it does not read to the caller.
     #[test]
     fn equals_the_tensor_operations_to_the_bit() {
-        let width = 300;
-        let values: Vec<f32> = (0..2 * 2 * width).map(|i| ((i * 7919) % 1000) as f32 / 50.0 - 10.0).collect();
-        let y = Tensor::from_vec(values, (1, 2, 2 * width), &Device::Cpu).unwrap();
+        let (y, gate, up) = fused_output();
+        let width = WIDTH;
         let ours = gate_times_up(&y, width, Activation::Silu).unwrap().expect("a contiguous f32 CPU tensor");
-        let gate = y.narrow(2, 0, width).unwrap();
-        let up = y.narrow(2, width, width).unwrap();
         let theirs = (candle_nn::ops::silu(&gate).unwrap() * up).unwrap();
         assert_eq!(ours.dims(), theirs.dims());
         let bits = |t: &Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
@@ -65,11 +73,8 @@ mod tests {
     /// GELU: candle's `gelu` then the product, to rounding (relative to the input's scale).
     #[test]
     fn gelu_equals_the_tensor_operations_to_rounding() {
-        let width = 300;
-        let values: Vec<f32> = (0..2 * 2 * width).map(|i| ((i * 7919) % 1000) as f32 / 50.0 - 10.0).collect();
-        let y = Tensor::from_vec(values, (1, 2, 2 * width), &Device::Cpu).unwrap();
-        let ours = gate_times_up(&y, width, Activation::GeluTanh).unwrap().expect("a contiguous f32 CPU tensor");
-        let (gate, up) = (y.narrow(2, 0, width).unwrap(), y.narrow(2, width, width).unwrap());
+        let (y, gate, up) = fused_output();
+        let ours = gate_times_up(&y, WIDTH, Activation::GeluTanh).unwrap().expect("a contiguous f32 CPU tensor");
         let theirs = (gate.gelu().unwrap() * &up).unwrap();
         let flat = |t: &Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap();
         let scale: Vec<f32> = flat(&gate).iter().zip(flat(&up)).map(|(g, u)| (1.0 + g.abs()) * (1.0 + u.abs())).collect();
