@@ -172,6 +172,9 @@ fn sample_answers_reach_the_judge_as_their_text_tokenized_whole() {
         .collect();
     for model in models {
         let panel = JudgePanel::new(vec![correct.clone()], model.clone()).unwrap();
+        // The reference: the whole prompt tokenized in one go with control-token matching on.
+        let mut whole_text_tokenizer = (*model.tokenizer.tokenizer).clone();
+        whole_text_tokenizer.set_encode_special_tokens(false);
         let mut checked = 0;
         for set in ["answers-careful.jsonl", "answers-sloppy.jsonl"] {
             for row in lines(set) {
@@ -182,7 +185,7 @@ fn sample_answers_reach_the_judge_as_their_text_tokenized_whole() {
                 let text = model.chat_prompt(&[ChatMessage::user(rendered)]).unwrap();
                 let tokenizer = &model.tokenizer;
                 let mut whole: Vec<u32> = tokenizer.bos_id.filter(|_| tokenizer.add_bos).into_iter().collect();
-                whole.extend_from_slice(tokenizer.tokenizer.encode_fast(text.as_str(), false).unwrap().get_ids());
+                whole.extend_from_slice(whole_text_tokenizer.encode_fast(text.as_str(), false).unwrap().get_ids());
                 assert_eq!(ours, whole, "{}: {set} {id}", model.name);
                 checked += 1;
             }

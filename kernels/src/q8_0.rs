@@ -29,6 +29,8 @@ use crate::isa::Isa;
 
 /// Values per block.
 pub const BLOCK: usize = 32;
+/// Bytes of one block in ggml's layout: the f16 scale, then the values.
+pub const GGML_BLOCK_BYTES: usize = 2 + BLOCK;
 
 /// Rows of Q8_0 blocks as two arrays: `scales[i]` belongs to `values[i]`; row `r` is blocks
 /// `r * blocks_per_row .. (r + 1) * blocks_per_row`.
@@ -45,22 +47,55 @@ impl Q8Rows {
     /// From ggml's layout: 34-byte blocks (little-endian f16 scale, then 32 signed bytes),
     /// `rows` rows of `width` values. None when the sizes disagree.
     pub fn from_ggml_bytes(bytes: &[u8], rows: usize, width: usize) -> Option<Self> {
-        const BYTES: usize = 2 + BLOCK;
-        if width % BLOCK != 0 || bytes.len() != rows.checked_mul(width / BLOCK)?.checked_mul(BYTES)? {
+        if width % BLOCK != 0 || bytes.len() != rows.checked_mul(width / BLOCK)?.checked_mul(GGML_BLOCK_BYTES)? {
             return None;
         }
-        let blocks = bytes.len() / BYTES;
-        let mut scales = Vec::with_capacity(blocks);
-        let mut values = Vec::with_capacity(blocks);
-        for block in bytes.chunks_exact(BYTES) {
-            scales.push(half::f16::from_le_bytes([block[0], block[1]]).to_f32());
+        let mut out = Self::with_capacity(rows, width / BLOCK);
+        out.push_ggml_blocks(bytes);
+        Some(out)
+    }
+
+    /// The same rows read in pieces from ggml's layout: `read` fills each buffer it is given
+    /// with the next bytes. A large table (Gemma 3's embeddings, 170 MiB) is then never held
+    /// twice while it loads. `Ok(None)` when `width` is not whole blocks or the size overflows;
+    /// the caller bounds `rows × width` by the bytes it has (the allocation is made first).
+    pub fn read_ggml<E>(
+        rows: usize,
+        width: usize,
+        mut read: impl FnMut(&mut [u8]) -> Result<(), E>,
+    ) -> Result<Option<Self>, E> {
+        const PIECE_BLOCKS: usize = 4096;
+        let Some(blocks) = rows.checked_mul(width / BLOCK).filter(|_| width % BLOCK == 0) else {
+            return Ok(None);
+        };
+        let mut out = Self::with_capacity(rows, width / BLOCK);
+        let mut piece = vec![0u8; PIECE_BLOCKS.min(blocks) * GGML_BLOCK_BYTES];
+        let mut left = blocks;
+        while left > 0 {
+            let n = left.min(PIECE_BLOCKS);
+            let bytes = &mut piece[..n * GGML_BLOCK_BYTES];
+            read(bytes)?;
+            out.push_ggml_blocks(bytes);
+            left -= n;
+        }
+        Ok(Some(out))
+    }
+
+    fn with_capacity(rows: usize, blocks_per_row: usize) -> Self {
+        let blocks = rows * blocks_per_row;
+        Self { rows, blocks_per_row, scales: Vec::with_capacity(blocks), values: Vec::with_capacity(blocks) }
+    }
+
+    /// Appends whole ggml blocks (`bytes.len()` a multiple of [`GGML_BLOCK_BYTES`]).
+    fn push_ggml_blocks(&mut self, bytes: &[u8]) {
+        for block in bytes.chunks_exact(GGML_BLOCK_BYTES) {
+            self.scales.push(half::f16::from_le_bytes([block[0], block[1]]).to_f32());
             let mut v = [0i8; BLOCK];
             for (dst, src) in v.iter_mut().zip(&block[2..]) {
                 *dst = *src as i8;
             }
-            values.push(v);
+            self.values.push(v);
         }
-        Some(Self { rows, blocks_per_row: width / BLOCK, scales, values })
     }
 
     /// `m` rows of `width` values quantized as candle's `BlockQ8_0::from_float` does: per
@@ -271,5 +306,30 @@ mod tests {
             let (w, a) = (Q8Rows::quantize(&[0.0; 32], 1, 32).unwrap(), Q8Rows::quantize(&[0.0; 32], 1, 32).unwrap());
             assert!(matmul(isa, &w, &a, &mut [0.0; 1], &serial).is_err(), "{isa} is not on this CPU");
         }
+    }
+
+    /// Rows read in pieces (more blocks than one piece holds, the last piece short) equal the
+    /// rows made from the bytes whole; a reader's error stops the read and comes back.
+    #[test]
+    fn rows_read_in_pieces_equal_rows_read_whole() {
+        let (rows, width) = (130, 1024); // 4,160 blocks: one whole piece of 4,096 and 64 more
+        let mut bytes: Vec<u8> = (0..rows * width / BLOCK * GGML_BLOCK_BYTES).map(|i| (i * 7919 % 251) as u8).collect();
+        for (i, block) in bytes.chunks_exact_mut(GGML_BLOCK_BYTES).enumerate() {
+            block[..2].copy_from_slice(&half::f16::from_f32(i as f32 / 64.0 - 30.0).to_le_bytes()); // no NaN scales
+        }
+        let whole = Q8Rows::from_ggml_bytes(&bytes, rows, width).unwrap();
+        let mut at = 0;
+        let mut pieces = 0;
+        let read = Q8Rows::read_ggml(rows, width, |buf: &mut [u8]| {
+            buf.copy_from_slice(&bytes[at..at + buf.len()]);
+            at += buf.len();
+            pieces += 1;
+            Ok::<(), ()>(())
+        });
+        assert!(read == Ok(Some(whole)), "rows read in pieces differ"); // not assert_eq: 4,160 blocks
+        assert_eq!((at, pieces), (bytes.len(), 2));
+        assert_eq!(Q8Rows::read_ggml(rows, 48, |_| Ok::<(), ()>(())), Ok(None), "48 is not whole blocks");
+        assert_eq!(Q8Rows::read_ggml(usize::MAX, 64, |_| Ok::<(), ()>(())), Ok(None), "the size overflows");
+        assert_eq!(Q8Rows::read_ggml(rows, width, |_| Err("short file")), Err("short file"));
     }
 }

@@ -10,6 +10,7 @@
 //! `prompt_text::untrusted`) are read as plain text, so no value can produce a control token.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use candle_core::quantized::gguf_file::{Content, Value};
 use tokenizers::decoders::byte_fallback::ByteFallback;
@@ -41,13 +42,15 @@ const QWEN2_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{
 /// Llama 3's pattern: like Qwen2's but digits in groups of up to three.
 const LLAMA3_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
-/// A tokenizer with the special ids a generator needs.
+/// A tokenizer with the special ids a generator needs. Cloning it is cheap: the vocabulary
+/// is shared.
 #[derive(Clone)]
 pub struct ModelTokenizer {
-    /// The whole tokenizer: control tokens written in the text become their ids.
-    pub tokenizer: Tokenizer,
-    /// The same tokenizer with control-token matching off: their texts are read as plain text.
-    plain: Tokenizer,
+    /// The vocabulary, with control-token matching off: a control token's text written in any
+    /// text is read as plain text. [`ModelTokenizer::encode`] puts the ids of control tokens in
+    /// template text itself. One copy: a 262,144-token vocabulary (Gemma 3) takes about 85 MiB,
+    /// and a second copy with matching on was most of what Gemma's memory exceeded its target by.
+    pub tokenizer: Arc<Tokenizer>,
     /// Control tokens (added tokens marked special) and their ids, matched in template text.
     control: Vec<(String, u32)>,
     control_matcher: Option<aho_corasick::AhoCorasick>,
@@ -109,7 +112,7 @@ impl ModelTokenizer {
         if text.is_empty() {
             return Ok(());
         }
-        let enc = self.plain.encode_fast(text, false).map_err(|e| e.to_string())?;
+        let enc = self.tokenizer.encode_fast(text, false).map_err(|e| e.to_string())?;
         ids.extend_from_slice(enc.get_ids());
         Ok(())
     }
@@ -267,9 +270,8 @@ pub fn tokenizer_from_gguf(content: &Content, path: &Path) -> Result<ModelTokeni
     with_special_ids(tokenizer, &md)
 }
 
-fn with_special_ids(tokenizer: Tokenizer, md: &Metadata<'_>) -> Result<ModelTokenizer> {
-    let mut plain = tokenizer.clone();
-    plain.set_encode_special_tokens(true);
+fn with_special_ids(mut tokenizer: Tokenizer, md: &Metadata<'_>) -> Result<ModelTokenizer> {
+    tokenizer.set_encode_special_tokens(true);
     let mut control: Vec<(String, u32)> = tokenizer
         .get_added_tokens_decoder()
         .into_iter()
@@ -305,8 +307,7 @@ fn with_special_ids(tokenizer: Tokenizer, md: &Metadata<'_>) -> Result<ModelToke
         }
     }
     Ok(ModelTokenizer {
-        tokenizer,
-        plain,
+        tokenizer: Arc::new(tokenizer),
         control,
         control_matcher,
         markers,

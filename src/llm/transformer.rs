@@ -276,6 +276,35 @@ impl<R: std::io::Read + std::io::Seek> Gguf<'_, R> {
     fn has(&self, name: &str) -> bool {
         self.content.tensor_infos.contains_key(name)
     }
+    /// The type, rows and width of matrix `name`, from the file's index (nothing read).
+    fn matrix_info(&self, name: &str) -> std::result::Result<(GgmlDType, usize, usize), String> {
+        let info = self.content.tensor_infos.get(name).ok_or_else(|| format!("no tensor {name}"))?;
+        let (rows, width) = info.shape.dims2().map_err(|e| format!("tensor {name}: {e}"))?;
+        Ok((info.ggml_dtype, rows, width))
+    }
+    /// Q8_0 matrix `name` read from the file straight into our kernel's rows, a piece at a
+    /// time. Through candle's tensor the table would be in memory three times while it loads
+    /// (the bytes read, candle's blocks, our rows): Gemma 3's 170 MiB embedding table set the
+    /// model's peak memory that way.
+    fn q8_0_rows(&mut self, name: &str, rows: usize, width: usize) -> std::result::Result<Q8Rows, String> {
+        use std::io::SeekFrom;
+        let info = self.content.tensor_infos.get(name).ok_or_else(|| format!("no tensor {name}"))?;
+        let bytes = (rows as u64)
+            .checked_mul(width as u64 / assay_kernels::q8_0::BLOCK as u64)
+            .and_then(|blocks| blocks.checked_mul(assay_kernels::q8_0::GGML_BLOCK_BYTES as u64));
+        let start = self.content.tensor_data_offset.checked_add(info.offset);
+        let io = |e: std::io::Error| format!("tensor {name}: {e}");
+        let file_len = self.reader.seek(SeekFrom::End(0)).map_err(io)?;
+        // The table is allocated before it is read: its size must be bytes the file has.
+        let Some(start) = start.filter(|s| bytes.and_then(|b| s.checked_add(b)).is_some_and(|end| end <= file_len)) else {
+            return Err(format!("tensor {name}: {rows} × {width} Q8_0 weights run past the end of the file ({file_len} bytes)"));
+        };
+        self.reader.seek(SeekFrom::Start(start)).map_err(io)?;
+        let reader = &mut *self.reader;
+        Q8Rows::read_ggml(rows, width, |piece| reader.read_exact(piece))
+            .map_err(io)?
+            .ok_or_else(|| format!("tensor {name}: width {width} is not whole Q8_0 blocks of 32"))
+    }
     fn matmul(&mut self, name: &str) -> std::result::Result<WeightMatrix, String> {
         let t = self.tensor(name)?;
         WeightMatrix::new(t).map_err(|e| format!("tensor {name}: {e}"))
@@ -556,21 +585,24 @@ impl TransformerWeights {
         }
         let (rope_scaling, scaled_context) = g.rope_scaling(rotary_dims, context_length)?;
         context_length = scaled_context;
-        let embed = g.tensor("token_embd.weight")?;
-        let (vocab, embed_hidden) = embed.shape().dims2().map_err(|e| e.to_string())?;
+        let (embed_type, vocab, embed_hidden) = g.matrix_info("token_embd.weight")?;
         if embed_hidden != hidden {
             return Err(format!(
                 "token_embd.weight has width {embed_hidden}, embedding_length is {hidden}"
             ));
         }
         let tied = !g.has("output.weight");
-        // Tied embeddings on our Q8_0 kernel: one copy of the table serves the lookup and the
-        // output projection (candle's copy is dropped here).
-        let own_table = if tied { WeightMatrix::tied_q8_0(&embed).map_err(|e| e.to_string())? } else { None };
-        let embed = Arc::new(embed);
-        let (output, embeddings) = if let Some((output, table)) = own_table {
-            (output, Embeddings::OwnQ8_0(table))
+        // Tied Q8_0 embeddings on our Q8_0 kernel: one copy of the table serves the lookup and
+        // the output projection, read from the file straight into it.
+        let own_table_path = match tied && embed_type == GgmlDType::Q8_0 {
+            true => WeightMatrix::tied_q8_0_path(g.device, vocab, hidden).map_err(|e| e.to_string())?,
+            false => None,
+        };
+        let (output, embeddings) = if let Some(isa) = own_table_path {
+            let table = Arc::new(g.q8_0_rows("token_embd.weight", vocab, hidden)?);
+            (WeightMatrix::tied_q8_0(table.clone(), isa), Embeddings::OwnQ8_0(table))
         } else {
+            let embed = Arc::new(g.tensor("token_embd.weight")?);
             let output = if tied {
                 // Tied embeddings: the output projection is the embedding table.
                 WeightMatrix::shared(embed.clone()).map_err(|e| e.to_string())?

@@ -13,7 +13,8 @@
 //!   below 8 rows (prompts on AVX-512 VNNI sum in another order: equal to rounding;
 //!   docs/runtime.md). Everything else: candle.
 //! - CPU, a tied Q8_0 embedding table (SmolLM2's): held once as our Q8_0 kernel's rows, which
-//!   serve the embedding lookup too ([`WeightMatrix::tied_q8_0`], [`embed_q8_0`]).
+//!   serve the embedding lookup too ([`WeightMatrix::tied_q8_0`], [`embed_q8_0`]), read from the
+//!   file straight into our rows.
 //! - CPU, Q4_K and Q6_K: our own kernel (`assay_kernels::k_quants`) on the file's blocks in
 //!   place. candle would keep packed copies beside them (on the 1.5B model 3.7 GB at the peak
 //!   against 1.4 GB) and is no faster, not even with AMX (docs/runtime.md).
@@ -73,7 +74,7 @@ impl WeightMatrix {
 
     /// The weights of `t` without a copy: tied embeddings share the embedding table with the
     /// output projection. On candle's kernels, or our K-quant kernel, which reads `t` in place
-    /// (a Q8_0 table for our Q8_0 kernel goes through [`WeightMatrix::tied_q8_0`] instead).
+    /// (a Q8_0 table for our Q8_0 kernel is read into [`WeightMatrix::tied_q8_0`] instead).
     pub fn shared(t: Arc<QTensor>) -> candle_core::Result<Self> {
         if let Some((ty, isa)) = own_k_quant_kernel_for(&t)? {
             return Ok(Self(Kernel::OwnKQuant(t, ty, isa)));
@@ -95,17 +96,19 @@ impl WeightMatrix {
         Ok(Self(Kernel::Candle(QMatMul::from_arc(t)?)))
     }
 
-    /// The output projection of tied embeddings on our Q8_0 kernel, with the table's rows that
-    /// serve the embedding lookup too ([`embed_q8_0`]): one copy of the table for both (a
-    /// Q8_0 table candle would run one dot product per pair on, as SmolLM2's 49,152 × 576).
-    /// None where candle keeps the table (other types, GPUs, widths it tiles).
-    pub fn tied_q8_0(t: &QTensor) -> candle_core::Result<Option<(Self, Arc<Q8Rows>)>> {
-        let Some(isa) = own_q8_0_kernel_for(t)? else { return Ok(None) };
-        let (rows, width) = t.shape().dims2()?;
-        let table = Q8Rows::from_ggml_bytes(&t.data()?, rows, width)
-            .ok_or_else(|| candle_core::Error::Msg(format!("Q8_0 data does not hold {rows}×{width} weights")))?;
-        let table = Arc::new(table);
-        Ok(Some((Self(Kernel::OwnQ8_0(table.clone(), isa)), table)))
+    /// The path our Q8_0 kernel takes a tied `rows × width` Q8_0 embedding table on, on
+    /// `device`; None where candle keeps the table (GPUs, widths it tiles). The caller then reads
+    /// the table into [`Q8Rows`] itself, straight from the file ([`WeightMatrix::tied_q8_0`]).
+    pub fn tied_q8_0_path(device: &Device, rows: usize, width: usize) -> candle_core::Result<Option<Isa>> {
+        own_q8_0_kernel_on(device, GgmlDType::Q8_0, rows, width)
+    }
+
+    /// The output projection of tied embeddings on our Q8_0 kernel (on the path
+    /// [`WeightMatrix::tied_q8_0_path`] gave), sharing `table` with the embedding lookup
+    /// ([`embed_q8_0`]): one copy of the table for both (a Q8_0 table candle would run one dot
+    /// product per pair on, as SmolLM2's 49,152 × 576).
+    pub fn tied_q8_0(table: Arc<Q8Rows>, isa: Isa) -> Self {
+        Self(Kernel::OwnQ8_0(table, isa))
     }
 
     /// `x` (`[.., width]`) times the transposed weights: `[.., rows]`.
@@ -241,7 +244,11 @@ fn our_cpu_path() -> candle_core::Result<Option<CpuKernels>> {
 /// path `ASSAY_CPU` forces, where candle would use instructions of its own choosing.
 fn own_q8_0_kernel_for(t: &QTensor) -> candle_core::Result<Option<Isa>> {
     let Ok((rows, width)) = t.shape().dims2() else { return Ok(None) };
-    if !t.device().is_cpu() || t.dtype() != GgmlDType::Q8_0 {
+    own_q8_0_kernel_on(&t.device(), t.dtype(), rows, width)
+}
+
+fn own_q8_0_kernel_on(device: &Device, dtype: GgmlDType, rows: usize, width: usize) -> candle_core::Result<Option<Isa>> {
+    if !device.is_cpu() || dtype != GgmlDType::Q8_0 {
         return Ok(None);
     }
     let Some(path) = our_cpu_path()? else { return Ok(None) };
@@ -433,10 +440,12 @@ mod tests {
         let (rows, width) = (48, 576);
         let w = Tensor::randn(0f32, 1.0, (rows, width), &dev).unwrap();
         let q = QTensor::quantize(&w, GgmlDType::Q8_0).unwrap();
-        let Some((output, table)) = WeightMatrix::tied_q8_0(&q).unwrap() else {
+        let Some(isa) = WeightMatrix::tied_q8_0_path(&dev, rows, width).unwrap() else {
             assert!(our_cpu_path().unwrap().is_none());
             return;
         };
+        let table = Arc::new(Q8Rows::from_ggml_bytes(&q.data().unwrap(), rows, width).unwrap());
+        let output = WeightMatrix::tied_q8_0(table.clone(), isa);
         let tokens = [0u32, 47, 5];
         let ours = embed_q8_0(&table, &tokens).unwrap().to_vec2::<f32>().unwrap();
         let ids = Tensor::new(&tokens[..], &dev).unwrap();
