@@ -57,16 +57,89 @@ pub(super) unsafe fn tile(
     }
 }
 
-/// One weight super-block unpacked: 8 × 32 unsigned values in activation order; per vector the
-/// integer scales of its two groups of 16 in the form the dot product takes (AVX2: 16-bit
-/// lanes; VNNI: 32-bit lanes holding the scale in their low 16 bits, the high 16 zero, since
-/// `vpdpwssd` multiplies both halves); the f32 super-block scale; the f32 offsets per group of
-/// 16 values (multiplied by the activations' scaled sums and subtracted).
+/// One weight super-block, ready to give its 8 vectors of 32 unsigned values in activation
+/// order ([`Block::q`]) and per vector the integer scales of its two groups of 16 in the form
+/// the dot product takes ([`Block::scale`]; AVX2: 16-bit lanes; VNNI: 32-bit lanes holding the
+/// scale in their low 16 bits, the high 16 zero, since `vpdpwssd` multiplies both halves); the
+/// f32 super-block scale; the f32 offsets per group of 16 values (multiplied by the
+/// activations' scaled sums and subtracted). The vectors are made where they are used: all
+/// 16 of them at once fill AVX2's 16 registers, which a decode step's one activation row
+/// cannot pay for (a row group makes them once for its 8 rows).
 struct Block {
-    q: [__m256i; 8],
-    scale: [__m256i; 8],
+    ty: WeightType,
+    at: *const u8,
+    /// Q4_K: its 8 scales widened to 16 bits, in both halves; Q6_K: its 16 signed scale bytes
+    /// in the low half.
+    scales: __m256i,
     d: f32,
     offsets: [__m256; 2],
+}
+
+impl Block {
+    /// # Safety
+    /// The CPU must have AVX2 and F16C; `at` must be valid for reads of one block of `ty`
+    /// for as long as the block is used.
+    #[inline(always)]
+    unsafe fn new(ty: WeightType, at: *const u8) -> Self {
+        match ty {
+            WeightType::Q4K => q4k_block(at),
+            WeightType::Q6K => q6k_block(at),
+        }
+    }
+
+    /// Vector `t` (0..8) of the unpacked values.
+    ///
+    /// # Safety
+    /// As [`Block::new`].
+    #[inline(always)]
+    unsafe fn q(&self, t: usize) -> __m256i {
+        let (b, low) = (self.at, _mm256_set1_epi8(0x0f));
+        match self.ty {
+            // Chunk p of the 128 value bytes: values 64p..64p+32 in its low nibbles, the next
+            // 32 in its high nibbles.
+            WeightType::Q4K => {
+                let raw = _mm256_loadu_si256(b.add(16 + 32 * (t / 2)) as *const __m256i);
+                let raw = if t % 2 == 0 { raw } else { _mm256_srli_epi16(raw, 4) };
+                _mm256_and_si256(raw, low)
+            }
+            // Value 128h + 32part + l: low 4 bits in byte 64h + 32(part % 2) + l (low nibble
+            // for parts 0 and 1), high 2 bits at bit 2·part of byte 128 + 32h + l.
+            WeightType::Q6K => {
+                let (h, part) = (t / 4, t % 4);
+                let bits = _mm256_loadu_si256(b.add(64 * h + 32 * (part % 2)) as *const __m256i);
+                let bits = if part < 2 { bits } else { _mm256_srli_epi16(bits, 4) };
+                let qh = _mm256_loadu_si256(b.add(128 + 32 * h) as *const __m256i);
+                let high = _mm256_and_si256(_mm256_srlv_epi32(qh, _mm256_set1_epi32(2 * part as i32)), _mm256_set1_epi8(0x03));
+                _mm256_or_si256(_mm256_and_si256(bits, low), _mm256_slli_epi16(high, 4))
+            }
+        }
+    }
+
+    /// The scales of vector `t` (0..8) in the dot product's form.
+    ///
+    /// # Safety
+    /// As [`Block::new`].
+    #[inline(always)]
+    unsafe fn scale<const VNNI: bool>(&self, t: usize) -> __m256i {
+        match self.ty {
+            WeightType::Q4K => {
+                let table = if VNNI { &Q4K_SCALE_SPLAT_32 } else { &Q4K_SCALE_SPLAT_16 };
+                _mm256_shuffle_epi8(self.scales, _mm256_loadu_si256(table[t].as_ptr() as *const __m256i))
+            }
+            // Vector t takes scales 2t (its first 16 values) and 2t + 1, each repeated: one
+            // byte shuffle and one widening per vector.
+            WeightType::Q6K => {
+                let table = if VNNI { &SCALE_SHUFFLE_32 } else { &SCALE_SHUFFLE_16 };
+                let repeated = _mm_shuffle_epi8(_mm256_castsi256_si128(self.scales), _mm_loadu_si128(table[t].as_ptr() as *const __m128i));
+                if VNNI {
+                    // 4 + 4 copies, widened to 32-bit lanes with their high 16 bits zero.
+                    _mm256_cvtepu16_epi32(_mm_cvtepi8_epi16(repeated))
+                } else {
+                    _mm256_cvtepi8_epi16(repeated)
+                }
+            }
+        }
+    }
 }
 
 /// The little-endian f16 at `p`, widened.
@@ -77,21 +150,6 @@ struct Block {
 unsafe fn f16_at(p: *const u8) -> f32 {
     let bits = u16::from_le_bytes([*p, *p.add(1)]);
     _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from(bits))))
-}
-
-/// The scales `low` (values 0..16 of a vector) and `high` (16..32) in the dot product's form.
-///
-/// # Safety
-/// The CPU must have AVX2.
-#[inline(always)]
-unsafe fn scale_pair<const VNNI: bool>(low: i16, high: i16) -> __m256i {
-    if VNNI {
-        // Zero-extended from 16 bits: the high half of each lane multiplies the dot's high
-        // 16 bits, which must count for nothing.
-        _mm256_set_m128i(_mm_set1_epi32(i32::from(high as u16)), _mm_set1_epi32(i32::from(low as u16)))
-    } else {
-        _mm256_set_m128i(_mm_set1_epi16(high), _mm_set1_epi16(low))
-    }
 }
 
 /// The 16-byte [scales ‖ mins] of a Q4_K block, as ggml's `get_scale_min_k4` unpacks them.
@@ -113,25 +171,14 @@ unsafe fn q4k_scales_and_mins(b: *const u8) -> [u8; 16] {
     bytes
 }
 
-/// Q4_K: values `d * scale * q - dmin * min` per sub-block of 32; chunk p of the 128 value
-/// bytes holds values 64p..64p+32 in its low nibbles and the next 32 in its high nibbles.
+/// Q4_K: values `d * scale * q - dmin * min` per sub-block of 32.
 ///
 /// # Safety
 /// The CPU must have AVX2 and F16C; `b` must be valid for reads of one Q4_K block (144 bytes).
 #[inline(always)]
-unsafe fn unpack_q4k<const VNNI: bool>(b: *const u8) -> Block {
+unsafe fn q4k_block(b: *const u8) -> Block {
     let sm = q4k_scales_and_mins(b);
-    let low = _mm256_set1_epi8(0x0f);
-    let mut q = [_mm256_setzero_si256(); 8];
-    let mut scale = [_mm256_setzero_si256(); 8];
-    for p in 0..4 {
-        let raw = _mm256_loadu_si256(b.add(16 + 32 * p) as *const __m256i);
-        q[2 * p] = _mm256_and_si256(raw, low);
-        q[2 * p + 1] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low);
-        for j in [2 * p, 2 * p + 1] {
-            scale[j] = scale_pair::<VNNI>(i16::from(sm[j]), i16::from(sm[j]));
-        }
-    }
+    let scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_loadl_epi64(sm.as_ptr() as *const __m128i)));
     // Each min twice, once per group of 16 values of its sub-block.
     let mins = _mm_loadl_epi64(sm.as_ptr().add(8) as *const __m128i);
     let twice = _mm_unpacklo_epi8(mins, mins);
@@ -140,50 +187,23 @@ unsafe fn unpack_q4k<const VNNI: bool>(b: *const u8) -> Block {
         _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(twice)), dmin),
         _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(twice, 8))), dmin),
     ];
-    Block { q, scale, d: f16_at(b), offsets }
+    Block { ty: WeightType::Q4K, at: b, scales, d: f16_at(b), offsets }
 }
 
-/// Q6_K: values `d * scale[i / 16] * (q - 32)`; value 128h + 32part + l has its low 4 bits in
-/// byte 64h + 32(part % 2) + l (low nibble for parts 0 and 1) and its high 2 bits at bit
-/// 2·part of byte 128 + 32h + l.
+/// Q6_K: values `d * scale[i / 16] * (q - 32)`, 16 signed scales at byte 192, `d` at 208.
 ///
 /// # Safety
 /// The CPU must have AVX2 and F16C; `b` must be valid for reads of one Q6_K block (210 bytes).
 #[inline(always)]
-unsafe fn unpack_q6k<const VNNI: bool>(b: *const u8) -> Block {
-    let (low, three) = (_mm256_set1_epi8(0x0f), _mm256_set1_epi8(0x03));
-    let mut q = [_mm256_setzero_si256(); 8];
-    for h in 0..2 {
-        let ql = [_mm256_loadu_si256(b.add(64 * h) as *const __m256i), _mm256_loadu_si256(b.add(64 * h + 32) as *const __m256i)];
-        let qh = _mm256_loadu_si256(b.add(128 + 32 * h) as *const __m256i);
-        for part in 0..4 {
-            let bits = ql[part % 2];
-            let bits = if part < 2 { bits } else { _mm256_srli_epi16(bits, 4) };
-            let high = _mm256_and_si256(_mm256_srlv_epi32(qh, _mm256_set1_epi32(2 * part as i32)), three);
-            q[4 * h + part] = _mm256_or_si256(_mm256_and_si256(bits, low), _mm256_slli_epi16(high, 4));
-        }
-    }
-    // Vector t takes scales 2t (its first 16 values) and 2t + 1, each repeated: one byte
-    // shuffle and one widening per vector rather than two broadcasts from memory.
+unsafe fn q6k_block(b: *const u8) -> Block {
     let bytes = _mm_loadu_si128(b.add(192) as *const __m128i);
-    let mut scale = [_mm256_setzero_si256(); 8];
-    for (t, scale) in scale.iter_mut().enumerate() {
-        let table = if VNNI { &SCALE_SHUFFLE_32 } else { &SCALE_SHUFFLE_16 };
-        let repeated = _mm_shuffle_epi8(bytes, _mm_loadu_si128(table[t].as_ptr() as *const __m128i));
-        *scale = if VNNI {
-            // 4 + 4 copies, widened to 32-bit lanes with their high 16 bits zero.
-            _mm256_cvtepu16_epi32(_mm_cvtepi8_epi16(repeated))
-        } else {
-            _mm256_cvtepi8_epi16(repeated)
-        };
-    }
     let d = f16_at(b.add(208));
     let d32 = _mm256_set1_ps(32.0 * d);
     let offsets = [
         _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes)), d32),
         _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(bytes, 8))), d32),
     ];
-    Block { q, scale, d, offsets }
+    Block { ty: WeightType::Q6K, at: b, scales: _mm256_castsi128_si256(bytes), d, offsets }
 }
 
 /// Byte shuffles for Q6_K's scales: entry t repeats byte 2t `copies` times, then byte
@@ -202,6 +222,28 @@ const fn scale_shuffle(copies: usize) -> [[u8; 16]; 8] {
     table
 }
 static SCALE_SHUFFLE_16: [[u8; 16]; 8] = scale_shuffle(8);
+
+/// Byte shuffles for Q4_K's scales (eight 16-bit values in each half of a register): entry j
+/// repeats value j in every 16-bit lane (AVX2), or in the low half of every 32-bit lane with
+/// the high half zero (VNNI; a shuffle index with its top bit set writes 0).
+const fn q4k_scale_splat(vnni: bool) -> [[u8; 32]; 8] {
+    let mut table = [[0u8; 32]; 8];
+    let mut j = 0;
+    while j < 8 {
+        let mut i = 0;
+        while i < 32 {
+            table[j][i] = match (vnni, i % 4) {
+                (true, 2 | 3) => 0x80,
+                _ => (2 * j + i % 2) as u8,
+            };
+            i += 1;
+        }
+        j += 1;
+    }
+    table
+}
+static Q4K_SCALE_SPLAT_16: [[u8; 32]; 8] = q4k_scale_splat(false);
+static Q4K_SCALE_SPLAT_32: [[u8; 32]; 8] = q4k_scale_splat(true);
 static SCALE_SHUFFLE_32: [[u8; 16]; 8] = scale_shuffle(4);
 
 /// Sum of the 8 lanes.
@@ -235,21 +277,25 @@ unsafe fn column<const VNNI: bool, const R: usize>(ty: WeightType, row: *const u
         for line in (0..block_bytes).step_by(64) {
             _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(PREFETCH + line) as *const i8);
         }
-        let w = match ty {
-            WeightType::Q4K => unpack_q4k::<VNNI>(at),
-            WeightType::Q6K => unpack_q6k::<VNNI>(at),
-        };
+        let w = Block::new(ty, at);
         let dw = _mm256_set1_ps(w.d);
+        // A row group makes the block's vectors once for all its rows; one row makes each
+        // where it is used. The same integers either way, so the same bits.
+        let made: Option<[[__m256i; 8]; 2]> = (R > 1).then(|| [std::array::from_fn(|t| w.q(t)), std::array::from_fn(|t| w.scale::<VNNI>(t))]);
         for (r, acc) in acc.iter_mut().enumerate() {
             let i = (r0 + r) * nb + b;
             let x = a.values.as_ptr().add(i) as *const __m256i;
             let mut sum = _mm256_setzero_si256();
             for t in 0..8 {
                 let xt = _mm256_loadu_si256(x.add(t));
+                let (q, scale) = match &made {
+                    Some([q, scale]) => (q[t], scale[t]),
+                    None => (w.q(t), w.scale::<VNNI>(t)),
+                };
                 sum = if VNNI {
-                    _mm256_dpwssd_avx_epi32(sum, _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), w.q[t], xt), w.scale[t])
+                    _mm256_dpwssd_avx_epi32(sum, _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), q, xt), scale)
                 } else {
-                    _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(w.q[t], xt), w.scale[t]))
+                    _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(q, xt), scale))
                 };
             }
             let d = _mm256_mul_ps(dw, _mm256_set1_ps(*a.scales.get_unchecked(i)));
@@ -393,7 +439,7 @@ unsafe fn panel_q4k<const VNNI: bool>(first: *const u8, row_bytes: usize, rows: 
     }
 }
 
-/// Q6_K, laid out as `unpack_q6k` reads it.
+/// Q6_K, laid out as [`Block::q`] reads it.
 ///
 /// # Safety
 /// The CPU must have AVX2 and F16C; `first` must point at a Q6_K block of which 7 more follow,
@@ -610,3 +656,44 @@ panel_tile!(panel_tile_q4k_vnni, panel_q4k, 8, true, "avx2,fma,f16c,avxvnni");
 panel_tile!(panel_tile_q6k_vnni, panel_q6k, 16, true, "avx2,fma,f16c,avxvnni");
 
 const _: () = assert!(QK_K == 256);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Q4_K scale shuffles give each vector its sub-block's scale in the dot product's
+    /// form: in every 16-bit lane for AVX2, and zero-extended into every 32-bit lane for
+    /// AVX-VNNI. Checked with AVX2 alone, so a CPU without AVX-VNNI checks that path's form too.
+    #[test]
+    fn q4k_scale_vectors_take_each_sub_blocks_scale() {
+        if !is_x86_feature_detected!("avx2") || !is_x86_feature_detected!("f16c") {
+            return;
+        }
+        let scales: [u8; 8] = [0, 1, 17, 63, 40, 5, 62, 33];
+        let mut block = [0u8; 144];
+        // 6-bit scales 0..4 in bytes 4..8, 4..8 split over bytes 12..16 (low) and 4..8 (top 2 bits).
+        for (j, &sc) in scales.iter().enumerate() {
+            if j < 4 {
+                block[4 + j] = sc;
+            } else {
+                block[12 + j - 4] = sc & 0xf;
+                block[j] |= (sc >> 4) << 6;
+            }
+        }
+        let check = |vnni: bool| {
+            // SAFETY: AVX2 and F16C were detected above; `block` is one Q4_K block.
+            let lanes: Vec<[u16; 16]> = unsafe {
+                let w = Block::new(WeightType::Q4K, block.as_ptr());
+                (0..8)
+                    .map(|t| std::mem::transmute::<__m256i, [u16; 16]>(if vnni { w.scale::<true>(t) } else { w.scale::<false>(t) }))
+                    .collect()
+            };
+            for (t, lanes) in lanes.iter().enumerate() {
+                let want: [u16; 16] = std::array::from_fn(|l| if vnni && l % 2 == 1 { 0 } else { u16::from(scales[t]) });
+                assert_eq!(lanes, &want, "vector {t}, vnni {vnni}");
+            }
+        };
+        check(false);
+        check(true);
+    }
+}
