@@ -412,7 +412,7 @@ fn scale_lane<const VNNI: bool>(scale: i32) -> i32 {
 /// The CPU must have AVX2; each `first + i * row_bytes` (i < 8) must be valid for reads of 32
 /// bytes.
 #[inline(always)]
-unsafe fn row_words(first: *const u8, row_bytes: usize) -> [__m256i; 8] {
+pub(super) unsafe fn row_words(first: *const u8, row_bytes: usize) -> [__m256i; 8] {
     let r: [__m256i; 8] = std::array::from_fn(|i| _mm256_loadu_si256(first.add(i * row_bytes) as *const __m256i));
     // Pairs of rows interleaved by word, then by pairs of words: lanes 0..4 of `u[k]` hold word
     // k of rows 0..4 from `r`'s low halves (words 0..4) and its lanes 4..8 word k + 4.

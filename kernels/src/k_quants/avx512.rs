@@ -185,6 +185,7 @@ pub(super) unsafe fn tile(ty: WeightType, w: *const u8, a: &Q8KRows, rows: Range
 }
 
 
+use super::avx2::row_words;
 use super::PANEL_ROWS;
 
 /// Weight rows per panel: one 32-bit lane each in a 512-bit register.
@@ -231,13 +232,17 @@ struct PanelQ6K {
     d: [f32; PANEL],
 }
 
-/// The 32-bit words at `base + rows[i]`, one per lane.
+/// Word `k` of the 32 bytes at `first + i * row_bytes` for each of the panel's 16 weight rows
+/// `i`, one row per lane: the AVX2 path's loads and transposes ([`row_words`]) for rows 0..8
+/// and 8..16, joined. They replace `vpgatherdd`, slow on AMD Zen 4 (see `row_words`).
 ///
 /// # Safety
-/// The CPU must have AVX-512 F; each `base + rows[i]` must be valid for reads of 4 bytes.
+/// The CPU must have AVX-512 F; each `first + i * row_bytes` (i < 16) must be valid for reads
+/// of 32 bytes.
 #[inline(always)]
-unsafe fn gather(base: *const u8, rows: __m512i) -> __m512i {
-    _mm512_i32gather_epi32::<1>(rows, base as *const _)
+unsafe fn row_words_16(first: *const u8, row_bytes: usize) -> [__m512i; 8] {
+    let (low, high) = (row_words(first, row_bytes), row_words(first.add(8 * row_bytes), row_bytes));
+    std::array::from_fn(|k| _mm512_inserti64x4::<1>(_mm512_castsi256_si512(low[k]), high[k]))
 }
 
 /// Lays out a Q4_K panel, writing every field of `panel` (which may be uninitialised: the
@@ -247,17 +252,17 @@ unsafe fn gather(base: *const u8, rows: __m512i) -> __m512i {
 ///
 /// # Safety
 /// The CPU must have AVX-512 F/BW/VL/VNNI, F16C and FMA; `first` must point at a Q4_K block of
-/// which 15 more follow, `row_bytes` apart, and `rows` hold the lanes' byte offsets
-/// `i * row_bytes`; `panel` must be valid for writes.
+/// which 15 more follow, `row_bytes` apart; `panel` must be valid for writes.
 #[inline(always)]
-unsafe fn panel_q4k(first: *const u8, row_bytes: usize, rows: __m512i, panel: *mut PanelQ4K) {
+unsafe fn panel_q4k(first: *const u8, row_bytes: usize, panel: *mut PanelQ4K) {
     let low = _mm512_set1_epi8(0x0f);
     let q = addr_of_mut!((*panel).q).cast::<__m512i>();
-    for t in 0..32 {
-        let word = gather(first.add(16 + 4 * t), rows);
-        let g = 16 * (t / 8) + t % 8;
-        q.add(g).write(_mm512_and_si512(word, low));
-        q.add(g + 8).write(_mm512_and_si512(_mm512_srli_epi16(word, 4), low));
+    for p in 0..4 {
+        for (k, word) in row_words_16(first.add(16 + 32 * p), row_bytes).into_iter().enumerate() {
+            let g = 16 * p + k;
+            q.add(g).write(_mm512_and_si512(word, low));
+            q.add(g + 8).write(_mm512_and_si512(_mm512_srli_epi16(word, 4), low));
+        }
     }
     let (scale, min) = (addr_of_mut!((*panel).scale).cast::<f32>(), addr_of_mut!((*panel).min).cast::<i32>());
     let (d, dmin) = (addr_of_mut!((*panel).d).cast::<f32>(), addr_of_mut!((*panel).dmin).cast::<f32>());
@@ -279,17 +284,18 @@ unsafe fn panel_q4k(first: *const u8, row_bytes: usize, rows: __m512i, panel: *m
 ///
 /// # Safety
 /// The CPU must have AVX-512 F/BW/VL/VNNI, F16C and FMA; `first` must point at a Q6_K block of
-/// which 15 more follow, `row_bytes` apart, and `rows` hold the lanes' byte offsets
-/// `i * row_bytes`; `panel` must be valid for writes.
+/// which 15 more follow, `row_bytes` apart; `panel` must be valid for writes.
 #[inline(always)]
-unsafe fn panel_q6k(first: *const u8, row_bytes: usize, rows: __m512i, panel: *mut PanelQ6K) {
+unsafe fn panel_q6k(first: *const u8, row_bytes: usize, panel: *mut PanelQ6K) {
     let (low, three) = (_mm512_set1_epi8(0x0f), _mm512_set1_epi8(0x03));
     let q = addr_of_mut!((*panel).q).cast::<__m512i>();
     for h in 0..2 {
-        for l in (0..32).step_by(4) {
-            let high = gather(first.add(128 + 32 * h + l), rows);
-            for half in 0..2 {
-                let lo = gather(first.add(64 * h + 32 * half + l), rows);
+        let highs = row_words_16(first.add(128 + 32 * h), row_bytes);
+        let lows = [row_words_16(first.add(64 * h), row_bytes), row_words_16(first.add(64 * h + 32), row_bytes)];
+        for (k, high) in highs.into_iter().enumerate() {
+            let l = 4 * k;
+            for (half, lows) in lows.iter().enumerate() {
+                let lo = lows[k];
                 for (part, bits) in [(half, _mm512_and_si512(lo, low)), (half + 2, _mm512_and_si512(_mm512_srli_epi16(lo, 4), low))] {
                     let h2 = _mm512_and_si512(_mm512_srlv_epi16(high, _mm512_set1_epi16(2 * part as i16)), three);
                     q.add((128 * h + 32 * part + l) / 4).write(_mm512_or_si512(bits, _mm512_slli_epi16(h2, 4)));
@@ -423,7 +429,6 @@ macro_rules! panel_tile {
             const R: usize = 8;
             let nb = a.blocks_per_row;
             let row_bytes = nb * block_bytes;
-            let stride = _mm512_mullo_epi32(_mm512_set1_epi32(row_bytes as i32), _mm512_loadu_si512(LANE.as_ptr() as *const _));
             let m = rows.len();
             // Neither the accumulators of rows past `m` nor the panel before its first layout
             // are read, so neither is zeroed (a `memset` of 9 KiB per work item).
@@ -433,7 +438,7 @@ macro_rules! panel_tile {
             }
             let mut panel = MaybeUninit::<$panel>::uninit();
             for b in 0..nb {
-                $unpack(w.add(c0 * row_bytes + b * block_bytes), row_bytes, stride, panel.as_mut_ptr());
+                $unpack(w.add(c0 * row_bytes + b * block_bytes), row_bytes, panel.as_mut_ptr());
                 // SAFETY: the layout above wrote every field.
                 let panel = panel.assume_init_ref();
                 let mut r = 0;
@@ -467,7 +472,6 @@ unsafe fn rows_into<const R: usize>(acc: &mut [MaybeUninit<__m512>], pass: impl 
     }
     R
 }
-static LANE: [i32; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
 panel_tile!(panel_tile_q4k, PanelQ4K, panel_q4k, panel_rows_q4k);
 panel_tile!(panel_tile_q6k, PanelQ6K, panel_q6k, panel_rows_q6k);
 
