@@ -48,8 +48,8 @@ const LLAMA3_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p
 pub struct ModelTokenizer {
     /// The vocabulary, with control-token matching off: a control token's text written in any
     /// text is read as plain text. [`ModelTokenizer::encode`] puts the ids of control tokens in
-    /// template text itself. One copy: a 262,144-token vocabulary (Gemma 3) takes about 85 MiB,
-    /// and a second copy with matching on was most of what Gemma's memory exceeded its target by.
+    /// template text itself. One copy: a second one with matching on held 67 MiB more for Gemma
+    /// 3's 262,144-token vocabulary (docs/runtime.md).
     pub tokenizer: Arc<Tokenizer>,
     /// Control tokens (added tokens marked special) and their ids, matched in template text.
     control: Vec<(String, u32)>,
