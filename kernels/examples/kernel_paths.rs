@@ -64,7 +64,7 @@ fn fastest_by_turns(paths: &[Isa], skip: impl Fn(Isa) -> bool, mut run: impl FnM
             }
         }
     }
-    paths.iter().zip(best).map(|(isa, d)| (!skip(*isa)).then(|| d.as_secs_f64() * 1e3)).collect()
+    paths.iter().zip(best).map(|(isa, d)| (!skip(*isa)).then_some(d.as_secs_f64() * 1e3)).collect()
 }
 
 fn cells(times: &[Option<f64>]) -> String {

@@ -72,7 +72,7 @@ impl Q8KRows {
     /// from the value of largest magnitude, -127/max, rounded), rows spread over `parallel`.
     /// None when the sizes disagree.
     pub fn quantize(x: &[f32], m: usize, width: usize, parallel: Parallel) -> Option<Self> {
-        if width % QK_K != 0 || x.len() != m.checked_mul(width)? {
+        if !width.is_multiple_of(QK_K) || x.len() != m.checked_mul(width)? {
             return None;
         }
         let nb = width / QK_K;

@@ -50,7 +50,7 @@ impl Q4Rows {
     /// From ggml's layout: 20-byte blocks, `rows` rows of `width` values. None when the sizes
     /// disagree.
     pub fn from_ggml_bytes(bytes: &[u8], rows: usize, width: usize) -> Option<Self> {
-        if width % BLOCK != 0 || bytes.len() != rows.checked_mul(width / BLOCK)?.checked_mul(BLOCK_BYTES)? {
+        if !width.is_multiple_of(BLOCK) || bytes.len() != rows.checked_mul(width / BLOCK)?.checked_mul(BLOCK_BYTES)? {
             return None;
         }
         let blocks = bytes.len() / BLOCK_BYTES;

@@ -47,7 +47,7 @@ impl Q8Rows {
     /// From ggml's layout: 34-byte blocks (little-endian f16 scale, then 32 signed bytes),
     /// `rows` rows of `width` values. None when the sizes disagree.
     pub fn from_ggml_bytes(bytes: &[u8], rows: usize, width: usize) -> Option<Self> {
-        if width % BLOCK != 0 || bytes.len() != rows.checked_mul(width / BLOCK)?.checked_mul(GGML_BLOCK_BYTES)? {
+        if !width.is_multiple_of(BLOCK) || bytes.len() != rows.checked_mul(width / BLOCK)?.checked_mul(GGML_BLOCK_BYTES)? {
             return None;
         }
         let mut out = Self::with_capacity(rows, width / BLOCK);
@@ -65,7 +65,7 @@ impl Q8Rows {
         mut read: impl FnMut(&mut [u8]) -> Result<(), E>,
     ) -> Result<Option<Self>, E> {
         const PIECE_BLOCKS: usize = 4096;
-        let Some(blocks) = rows.checked_mul(width / BLOCK).filter(|_| width % BLOCK == 0) else {
+        let Some(blocks) = rows.checked_mul(width / BLOCK).filter(|_| width.is_multiple_of(BLOCK)) else {
             return Ok(None);
         };
         let mut out = Self::with_capacity(rows, width / BLOCK);
@@ -102,7 +102,7 @@ impl Q8Rows {
     /// block, scale = max |x| / 127 (kept as f16), value = round(x / scale) with the f32 scale.
     /// None when the sizes disagree.
     pub fn quantize(x: &[f32], m: usize, width: usize) -> Option<Self> {
-        if width % BLOCK != 0 || x.len() != m.checked_mul(width)? {
+        if !width.is_multiple_of(BLOCK) || x.len() != m.checked_mul(width)? {
             return None;
         }
         let blocks = x.len() / BLOCK;

@@ -59,15 +59,14 @@ mod tests {
     #[test]
     fn equals_the_tensor_operations_to_the_bit() {
         let (y, gate, up) = fused_output();
-        let width = WIDTH;
-        let ours = gate_times_up(&y, width, Activation::Silu).unwrap().expect("a contiguous f32 CPU tensor");
+        let ours = gate_times_up(&y, WIDTH, Activation::Silu).unwrap().expect("a contiguous f32 CPU tensor");
         let theirs = (candle_nn::ops::silu(&gate).unwrap() * up).unwrap();
         assert_eq!(ours.dims(), theirs.dims());
         let bits = |t: &Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&ours), bits(&theirs));
-        assert!(gate_times_up(&y, width + 1, Activation::Silu).unwrap().is_none(), "a width that does not halve the rows");
-        assert!(gate_times_up(&y.to_dtype(DType::F16).unwrap(), width, Activation::Silu).unwrap().is_none(), "f16");
-        assert!(gate_times_up(&y.narrow(2, 0, width).unwrap(), width / 2, Activation::Silu).unwrap().is_none(), "a strided view");
+        assert!(gate_times_up(&y, WIDTH + 1, Activation::Silu).unwrap().is_none(), "a width that does not halve the rows");
+        assert!(gate_times_up(&y.to_dtype(DType::F16).unwrap(), WIDTH, Activation::Silu).unwrap().is_none(), "f16");
+        assert!(gate_times_up(&y.narrow(2, 0, WIDTH).unwrap(), WIDTH / 2, Activation::Silu).unwrap().is_none(), "a strided view");
     }
 
     /// GELU: candle's `gelu` then the product, to rounding (relative to the input's scale).

@@ -251,6 +251,17 @@ struct Gguf<'a, R> {
     arch: String,
 }
 
+/// A matrix as the file's index describes it: enough to check it and to read it in place.
+#[derive(Clone, Copy)]
+struct MatrixInfo<'n> {
+    name: &'n str,
+    dtype: GgmlDType,
+    rows: usize,
+    width: usize,
+    /// Where its data starts, from the start of the file's tensor data.
+    offset: u64,
+}
+
 impl<R: std::io::Read + std::io::Seek> Gguf<'_, R> {
     fn md_u32(&self, key: &str) -> std::result::Result<usize, String> {
         let full = format!("{}.{key}", self.arch);
@@ -276,23 +287,23 @@ impl<R: std::io::Read + std::io::Seek> Gguf<'_, R> {
     fn has(&self, name: &str) -> bool {
         self.content.tensor_infos.contains_key(name)
     }
-    /// The type, rows and width of matrix `name`, from the file's index (nothing read).
-    fn matrix_info(&self, name: &str) -> std::result::Result<(GgmlDType, usize, usize), String> {
+    /// Matrix `name` as the file's index describes it (nothing read).
+    fn matrix_info<'n>(&self, name: &'n str) -> std::result::Result<MatrixInfo<'n>, String> {
         let info = self.content.tensor_infos.get(name).ok_or_else(|| format!("no tensor {name}"))?;
         let (rows, width) = info.shape.dims2().map_err(|e| format!("tensor {name}: {e}"))?;
-        Ok((info.ggml_dtype, rows, width))
+        Ok(MatrixInfo { name, dtype: info.ggml_dtype, rows, width, offset: info.offset })
     }
     /// Q8_0 matrix `name` read from the file straight into our kernel's rows, a piece at a
     /// time. Through candle's tensor the table would be in memory three times while it loads
     /// (the bytes read, candle's blocks, our rows): Gemma 3's 170 MiB embedding table set the
     /// model's peak memory that way.
-    fn q8_0_rows(&mut self, name: &str, rows: usize, width: usize) -> std::result::Result<Q8Rows, String> {
+    fn q8_0_rows(&mut self, matrix: &MatrixInfo) -> std::result::Result<Q8Rows, String> {
         use std::io::SeekFrom;
-        let info = self.content.tensor_infos.get(name).ok_or_else(|| format!("no tensor {name}"))?;
+        let MatrixInfo { name, rows, width, offset, .. } = *matrix;
         let bytes = (rows as u64)
             .checked_mul(width as u64 / assay_kernels::q8_0::BLOCK as u64)
             .and_then(|blocks| blocks.checked_mul(assay_kernels::q8_0::GGML_BLOCK_BYTES as u64));
-        let start = self.content.tensor_data_offset.checked_add(info.offset);
+        let start = self.content.tensor_data_offset.checked_add(offset);
         let io = |e: std::io::Error| format!("tensor {name}: {e}");
         let file_len = self.reader.seek(SeekFrom::End(0)).map_err(io)?;
         // The table is allocated before it is read: its size must be bytes the file has.
@@ -585,10 +596,12 @@ impl TransformerWeights {
         }
         let (rope_scaling, scaled_context) = g.rope_scaling(rotary_dims, context_length)?;
         context_length = scaled_context;
-        let (embed_type, vocab, embed_hidden) = g.matrix_info("token_embd.weight")?;
-        if embed_hidden != hidden {
+        let embed_info = g.matrix_info("token_embd.weight")?;
+        let (embed_type, vocab) = (embed_info.dtype, embed_info.rows);
+        if embed_info.width != hidden {
             return Err(format!(
-                "token_embd.weight has width {embed_hidden}, embedding_length is {hidden}"
+                "token_embd.weight has width {}, embedding_length is {hidden}",
+                embed_info.width
             ));
         }
         let tied = !g.has("output.weight");
@@ -599,7 +612,7 @@ impl TransformerWeights {
             false => None,
         };
         let (output, embeddings) = if let Some(isa) = own_table_path {
-            let table = Arc::new(g.q8_0_rows("token_embd.weight", vocab, hidden)?);
+            let table = Arc::new(g.q8_0_rows(&embed_info)?);
             (WeightMatrix::tied_q8_0(table.clone(), isa), Embeddings::OwnQ8_0(table))
         } else {
             let embed = Arc::new(g.tensor("token_embd.weight")?);

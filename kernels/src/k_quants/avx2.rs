@@ -99,7 +99,7 @@ impl Block {
             // 32 in its high nibbles.
             WeightType::Q4K => {
                 let raw = _mm256_loadu_si256(b.add(16 + 32 * (t / 2)) as *const __m256i);
-                let raw = if t % 2 == 0 { raw } else { _mm256_srli_epi16(raw, 4) };
+                let raw = if t.is_multiple_of(2) { raw } else { _mm256_srli_epi16(raw, 4) };
                 _mm256_and_si256(raw, low)
             }
             // Value 128h + 32part + l: low 4 bits in byte 64h + 32(part % 2) + l (low nibble
