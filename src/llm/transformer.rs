@@ -293,7 +293,7 @@ impl<R: std::io::Read + std::io::Seek> Gguf<'_, R> {
         let (rows, width) = info.shape.dims2().map_err(|e| format!("tensor {name}: {e}"))?;
         Ok(MatrixInfo { name, dtype: info.ggml_dtype, rows, width, offset: info.offset })
     }
-    /// Q8_0 matrix `name` read from the file straight into our kernel's rows, a piece at a
+    /// The Q8_0 matrix `matrix` read from the file straight into our kernel's rows, a piece at a
     /// time. Through candle's tensor the table would be in memory three times while it loads
     /// (the bytes read, candle's blocks, our rows): Gemma 3's 170 MiB embedding table set the
     /// model's peak memory that way.
