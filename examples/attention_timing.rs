@@ -66,7 +66,7 @@ fn fastest(ways: &mut [(&str, Box<dyn FnMut() + '_>)]) -> Vec<f64> {
 
 fn main() -> candle_core::Result<()> {
     // (model, query heads, KV heads, head width)
-    let models = [("qwen2.5-coder-1.5b", 12, 2, 128), ("qwen2.5-coder-0.5b", 14, 2, 64), ("smollm2-135m", 9, 3, 64)];
+    let models = [("qwen2.5-coder-1.5b", 12, 2, 128), ("qwen2.5-coder-0.5b", 14, 2, 64), ("smollm2-135m", 9, 3, 64), ("gemma3-270m", 4, 1, 256)];
     println!("{:<20} {:>6} {:>6} {:>12} {:>12} {:>7}", "model", "past", "seq", "kernel ms", "tensor ms", "ratio");
     for (name, heads, kv_heads, d) in models {
         for (past, seq) in [(0, 512), (0, 860), (860, 1), (2048, 1)] {

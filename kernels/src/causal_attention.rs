@@ -10,11 +10,14 @@
 //! takes `exp` in a form the compiler vectorises, and writes its result straight in the layout
 //! the output projection reads (positions × heads · head width), so no transpose copy follows.
 //!
-//! A prompt's rows score 64 keys at a time from a transposed copy of the keys (so no sum across
-//! lanes per score); one token's row takes dot products with the cache as it is. On AVX-512 the
-//! scores and the weighted sums are written with intrinsics (sums held in registers): written
-//! as plain loops the compiler vectorised them across the wrong dimension and left the sums in
-//! memory, which measured slower than candle's product (docs/runtime.md). Every path runs the
+//! A prompt's rows score 16 keys at a time from a transposed copy of the keys in blocks (so no
+//! sum across lanes per score), all 16 rows of a work item against one block before the next,
+//! and take their weighted sums of the values a run of positions at a time likewise, so what
+//! they share is read from the L1 cache; one token's row takes dot products with the cache as
+//! it is. On AVX-512, AVX2 and NEON the scores, and on AVX-512 the weighted sums, are written
+//! with intrinsics (sums held in registers): written as plain loops the compiler vectorised
+//! them across the wrong dimension or left the sums in memory, which measured slower than
+//! candle's product (docs/runtime.md). Every path runs the
 //! same fused products in the same order, so the paths give the same bits (tested); the numbers
 //! differ from the tensor operations' by rounding (another `exp`, the scale applied to the score
 //! rather than the query, another order of sums).
@@ -28,8 +31,9 @@ use std::ops::Range;
 const LANES: usize = 16;
 /// Query rows per work item: enough to amortise a hand-off, few enough to balance the threads.
 const ROWS_PER_ITEM: usize = 16;
-/// Keys scored together from the transposed keys: four AVX-512 registers of sums.
-const KEY_BLOCK: usize = 64;
+/// Bytes of values read for all the rows of an item before moving on: with the rows' sums
+/// (16 KiB at head width 256), what the L1 cache holds.
+const VALUE_RUN_BYTES: usize = 8 * 1024;
 
 /// The sizes of one attention step.
 #[derive(Debug, Clone, Copy)]
@@ -114,32 +118,39 @@ pub fn attention(
             out.len()
         ));
     }
-    // A prompt's rows score the keys from a transposed copy (one row per dimension, positions
-    // along it, padded by a block of zeros), 64 keys at a time with no sum across lanes; one
-    // token's row reads the cache as it is, since copying it would cost more than the scores.
-    let key_stride = positions.next_multiple_of(KEY_BLOCK) + KEY_BLOCK;
-    let keys_by_dim = (seq >= ROWS_PER_ITEM).then(|| {
-        let mut t = vec![0f32; kv_heads * head_dim * key_stride];
+    // A prompt's rows score the keys from a transposed copy in blocks of 16 keys (per block,
+    // one row of 16 keys per dimension, contiguous; the last block padded with zeros), so 16
+    // scores take no sum across lanes and a block (16 KiB at head width 256) stays in the L1
+    // cache while every row of a work item is scored against it. Read from one matrix of
+    // positions, the rows of a block were a power-of-two stride apart and fell into a few
+    // cache sets, so every row re-read its keys from L2. One token's row reads the cache as it
+    // is, since copying it would cost more than the scores.
+    let key_blocks = positions.div_ceil(LANES);
+    let keys_by_block = (seq >= ROWS_PER_ITEM).then(|| {
+        let mut t = vec![0f32; kv_heads * key_blocks * head_dim * LANES];
         for g in 0..kv_heads {
             for j in 0..positions {
+                let block = &mut t[(g * key_blocks + j / LANES) * head_dim * LANES..][..head_dim * LANES];
                 for (d, &value) in k.row(g, j, head_dim).iter().enumerate() {
-                    t[(g * head_dim + d) * key_stride + j] = value;
+                    block[d * LANES + j % LANES] = value;
                 }
             }
         }
         t
     });
-    let keys_by_dim = keys_by_dim.as_deref();
+    let keys_by_block = keys_by_block.as_deref();
     let dst = SharedOut(out.as_mut_ptr());
     let blocks = seq.div_ceil(ROWS_PER_ITEM);
+    // A row of scores per query row of an item, padded to whole key blocks.
+    let score_row = key_blocks * LANES;
     parallel(query_heads * blocks, &|items: Range<usize>| {
-        // One buffer of scores and one of sums per work range, reused by its rows.
-        let mut scores = vec![0f32; positions];
-        let mut sums = vec![0f32; head_dim];
+        // One buffer of scores and one of sums per work range, reused by its items.
+        let mut scores = vec![0f32; seq.min(ROWS_PER_ITEM) * score_row];
+        let mut sums = vec![0f32; seq.min(ROWS_PER_ITEM) * head_dim];
         for item in items {
             let (head, block) = (item / blocks, item % blocks);
             let rows = block * ROWS_PER_ITEM..seq.min((block + 1) * ROWS_PER_ITEM);
-            let job = HeadJob { q, k, v, keys_by_dim, key_stride, shape, head, rows, dst };
+            let job = HeadJob { q, k, v, keys_by_block, score_row, shape, head, rows, dst };
             match isa {
                 // SAFETY: each path runs only where `Isa::supported` found its instructions
                 // (the caller's isa comes from there).
@@ -147,11 +158,25 @@ pub fn attention(
                 Isa::Avx512Vnni => unsafe { x86::head_rows_avx512(&job, &mut scores, &mut sums) },
                 #[cfg(target_arch = "x86_64")]
                 Isa::Avx2 | Isa::AvxVnni => unsafe { x86::head_rows_avx2(&job, &mut scores, &mut sums) },
-                _ => head_rows::<false>(&job, &mut scores, &mut sums),
+                #[cfg(target_arch = "aarch64")]
+                Isa::Neon | Isa::NeonDotprod | Isa::NeonI8mm => head_rows::<{ path::NEON }>(&job, &mut scores, &mut sums),
+                _ => head_rows::<{ path::PORTABLE }>(&job, &mut scores, &mut sums),
             }
         }
     });
     Ok(())
+}
+
+/// Which instructions an item's scores and weighted sums are written with (the const
+/// parameter of [`head_rows`], so each path's copy is compiled for its own instructions).
+mod path {
+    pub const PORTABLE: u8 = 0;
+    #[cfg(target_arch = "x86_64")]
+    pub const AVX2: u8 = 1;
+    #[cfg(target_arch = "x86_64")]
+    pub const AVX512: u8 = 2;
+    #[cfg(target_arch = "aarch64")]
+    pub const NEON: u8 = 3;
 }
 
 /// One work item: `rows` of query head `head`.
@@ -159,9 +184,10 @@ struct HeadJob<'a> {
     q: HeadRows<'a>,
     k: HeadRows<'a>,
     v: HeadRows<'a>,
-    /// The keys transposed (`[kv_heads, head_dim, key_stride]`), for a prompt.
-    keys_by_dim: Option<&'a [f32]>,
-    key_stride: usize,
+    /// The keys transposed in blocks of 16 (`[kv_heads, key blocks, head_dim, 16]`), for a prompt.
+    keys_by_block: Option<&'a [f32]>,
+    /// Values per row of the scores buffer (whole key blocks).
+    score_row: usize,
     shape: AttentionShape,
     head: usize,
     rows: Range<usize>,
@@ -171,39 +197,58 @@ struct HeadJob<'a> {
 /// The work of one item, inlined into each path's function so the compiler vectorises it for
 /// that path's instructions.
 #[inline(always)]
-fn head_rows<const AVX512: bool>(job: &HeadJob, scores: &mut [f32], sums: &mut [f32]) {
+fn head_rows<const PATH: u8>(job: &HeadJob, scores: &mut [f32], sums: &mut [f32]) {
     let AttentionShape { query_heads, kv_heads, past, head_dim, window, scale, .. } = job.shape;
     let kv_head = job.head / (query_heads / kv_heads);
-    for i in job.rows.clone() {
+    // The positions row `i` sees: from the window's start to its own.
+    let seen_by = |i: usize| {
         let position = past + i;
-        let first = window.map_or(0, |w| (position + 1).saturating_sub(w));
-        let query = job.q.row(job.head, i, head_dim);
-        let seen = &mut scores[first..=position];
-        match job.keys_by_dim {
-            Some(keys) => {
-                let head_keys = &keys[kv_head * head_dim * job.key_stride..][..head_dim * job.key_stride];
-                for (block, out) in seen.chunks_mut(KEY_BLOCK).enumerate() {
-                    let j0 = first + block * KEY_BLOCK;
-                    let mut products = [0f32; KEY_BLOCK];
+        (window.map_or(0, |w| (position + 1).saturating_sub(w)), position)
+    };
+    let rows = job.rows.clone();
+    // Every score of the item's rows first, one key block at a time for all the rows, so the
+    // block is read from memory once per item.
+    if let Some(keys) = job.keys_by_block {
+        let (key_blocks, block_len) = (job.score_row / LANES, head_dim * LANES);
+        let (lowest, _) = seen_by(rows.start);
+        let (_, highest) = seen_by(rows.end - 1);
+        for b in lowest / LANES..=highest / LANES {
+            let block = &keys[(kv_head * key_blocks + b) * block_len..][..block_len];
+            for (r, i) in rows.clone().enumerate() {
+                let (first, position) = seen_by(i);
+                if b * LANES > position || (b + 1) * LANES <= first {
+                    continue;
+                }
+                let query = job.q.row(job.head, i, head_dim);
+                let out = &mut scores[r * job.score_row + b * LANES..][..LANES];
+                match PATH {
+                    // SAFETY: PATH is AVX512 only in `x86::head_rows_avx512`, which runs where the
+                    // CPU has AVX-512; the block holds `head_dim` rows of 16 keys.
                     #[cfg(target_arch = "x86_64")]
-                    if AVX512 {
-                        // SAFETY: AVX512 is set only by `x86::head_rows_avx512`, which runs where
-                        // the CPU has AVX-512; the key rows hold `j0 + KEY_BLOCK` (padded).
-                        unsafe { x86::scores_avx512(query, head_keys, job.key_stride, j0, &mut products) };
-                    } else {
-                        scores_by_dim(query, head_keys, job.key_stride, j0, &mut products);
-                    }
-                    #[cfg(not(target_arch = "x86_64"))]
-                    scores_by_dim(query, head_keys, job.key_stride, j0, &mut products);
-                    for (o, &s) in out.iter_mut().zip(&products) {
-                        *o = s * scale;
-                    }
+                    path::AVX512 => unsafe { x86::scores_avx512(query, block, out) },
+                    // SAFETY: likewise `x86::head_rows_avx2`, where the CPU has AVX2 and FMA.
+                    #[cfg(target_arch = "x86_64")]
+                    path::AVX2 => unsafe { x86::scores_avx2(query, block, out) },
+                    // SAFETY: NEON is part of every aarch64 CPU; the block as above.
+                    #[cfg(target_arch = "aarch64")]
+                    path::NEON => unsafe { arm::scores_neon(query, block, out) },
+                    _ => scores_by_dim(query, block, out),
+                }
+                for o in out.iter_mut() {
+                    *o *= scale;
                 }
             }
-            None => {
-                for (j, score) in (first..=position).zip(seen.iter_mut()) {
-                    *score = dot(query, job.k.row(kv_head, j, head_dim)) * scale;
-                }
+        }
+    }
+    // Each row's softmax weights in place of its scores.
+    let mut totals = [0f32; ROWS_PER_ITEM];
+    for ((r, i), total) in rows.clone().enumerate().zip(totals.iter_mut()) {
+        let (first, position) = seen_by(i);
+        let seen = &mut scores[r * job.score_row..][first..=position];
+        if job.keys_by_block.is_none() {
+            let query = job.q.row(job.head, i, head_dim);
+            for (j, score) in (first..=position).zip(seen.iter_mut()) {
+                *score = dot(query, job.k.row(kv_head, j, head_dim)) * scale;
             }
         }
         let max = largest(seen);
@@ -211,48 +256,75 @@ fn head_rows<const AVX512: bool>(job: &HeadJob, scores: &mut [f32], sums: &mut [
         for score in seen.iter_mut() {
             *score = exp_of_non_positive(*score - max);
         }
-        let total = sum(seen);
-        sums.fill(0.0);
-        #[cfg(target_arch = "x86_64")]
-        if AVX512 && head_dim % LANES == 0 && head_dim <= 16 * LANES {
-            // SAFETY: as above; the value rows hold `head_dim` values each (checked by `attention`).
-            unsafe { x86::weighted_sum_avx512(seen, &job.v, kv_head, first, sums) };
-            write_row(job, i, sums, total);
-            continue;
+        *total = sum(seen);
+    }
+    // The weighted sums of the values, a run of positions at a time for all the rows (as the
+    // keys above): each row's sums are carried from run to run in order of position, so the
+    // products are the same, in the same order, as one pass over the row's positions.
+    let sums = &mut sums[..rows.len() * head_dim];
+    sums.fill(0.0);
+    // One row alone (a decoded token) gains nothing from runs and would pay for carrying its sums.
+    let run = if rows.len() > 1 { (VALUE_RUN_BYTES / (head_dim * 4)).max(4) } else { usize::MAX };
+    let (lowest, _) = seen_by(rows.start);
+    let (_, highest) = seen_by(rows.end - 1);
+    for from in (lowest..=highest).step_by(run) {
+        let to = from.saturating_add(run).min(highest + 1);
+        for ((r, i), row_sums) in rows.clone().enumerate().zip(sums.chunks_exact_mut(head_dim)) {
+            let (first, position) = seen_by(i);
+            let (start, end) = (from.max(first), to.min(position + 1));
+            if start >= end {
+                continue;
+            }
+            let weights = &scores[r * job.score_row..][start..end];
+            #[cfg(target_arch = "x86_64")]
+            if PATH == path::AVX512 {
+                // SAFETY: as above; the value rows hold `head_dim` values each (checked by `attention`).
+                unsafe { x86::weighted_sum_avx512(weights, &job.v, kv_head, start, row_sums) };
+                continue;
+            }
+            weighted_sum(weights, &job.v, kv_head, start, row_sums);
         }
-        // Four positions a pass: one load and store of the sums per four products.
-        let mut weights = seen.chunks_exact(4);
-        let mut j = first;
-        for w in weights.by_ref() {
-            let [r0, r1, r2, r3] = [0, 1, 2, 3].map(|n| job.v.row(kv_head, j + n, head_dim));
-            let (blocks, tail) = sums.split_at_mut(head_dim - head_dim % LANES);
-            fn chunks(r: &[f32]) -> std::slice::ChunksExact<'_, f32> {
-                r.chunks_exact(LANES)
-            }
-            for ((s, (a, b)), (c, e)) in blocks.chunks_exact_mut(LANES).zip(chunks(r0).zip(chunks(r1))).zip(chunks(r2).zip(chunks(r3))) {
-                for l in 0..LANES {
-                    let mut acc = w[0].mul_add(a[l], s[l]);
-                    acc = w[1].mul_add(b[l], acc);
-                    acc = w[2].mul_add(c[l], acc);
-                    s[l] = w[3].mul_add(e[l], acc);
-                }
-            }
-            let at = head_dim - tail.len();
-            for (d, s) in tail.iter_mut().enumerate() {
-                let mut acc = w[0].mul_add(r0[at + d], *s);
-                acc = w[1].mul_add(r1[at + d], acc);
-                acc = w[2].mul_add(r2[at + d], acc);
-                *s = w[3].mul_add(r3[at + d], acc);
-            }
-            j += 4;
+    }
+    for ((i, row_sums), total) in rows.zip(sums.chunks_exact(head_dim)).zip(totals) {
+        write_row(job, i, row_sums, total);
+    }
+}
+
+/// Adds weights[n] · value row `first + n` to `sums`, one fused product per value, in order of n.
+#[inline(always)]
+fn weighted_sum(weights: &[f32], v: &HeadRows, kv_head: usize, first: usize, sums: &mut [f32]) {
+    let head_dim = sums.len();
+    // Four positions a pass: one load and store of the sums per four products.
+    let mut groups = weights.chunks_exact(4);
+    let mut j = first;
+    for w in groups.by_ref() {
+        let [r0, r1, r2, r3] = [0, 1, 2, 3].map(|n| v.row(kv_head, j + n, head_dim));
+        let (blocks, tail) = sums.split_at_mut(head_dim - head_dim % LANES);
+        fn chunks(r: &[f32]) -> std::slice::ChunksExact<'_, f32> {
+            r.chunks_exact(LANES)
         }
-        for &weight in weights.remainder() {
-            for (s, &value) in sums.iter_mut().zip(job.v.row(kv_head, j, head_dim)) {
-                *s = weight.mul_add(value, *s);
+        for ((s, (a, b)), (c, e)) in blocks.chunks_exact_mut(LANES).zip(chunks(r0).zip(chunks(r1))).zip(chunks(r2).zip(chunks(r3))) {
+            for l in 0..LANES {
+                let mut acc = w[0].mul_add(a[l], s[l]);
+                acc = w[1].mul_add(b[l], acc);
+                acc = w[2].mul_add(c[l], acc);
+                s[l] = w[3].mul_add(e[l], acc);
             }
-            j += 1;
         }
-        write_row(job, i, sums, total);
+        let at = head_dim - tail.len();
+        for (d, s) in tail.iter_mut().enumerate() {
+            let mut acc = w[0].mul_add(r0[at + d], *s);
+            acc = w[1].mul_add(r1[at + d], acc);
+            acc = w[2].mul_add(r2[at + d], acc);
+            *s = w[3].mul_add(r3[at + d], acc);
+        }
+        j += 4;
+    }
+    for &weight in groups.remainder() {
+        for (s, &value) in sums.iter_mut().zip(v.row(kv_head, j, head_dim)) {
+            *s = weight.mul_add(value, *s);
+        }
+        j += 1;
     }
 }
 
@@ -270,34 +342,49 @@ fn write_row(job: &HeadJob, i: usize, sums: &[f32], total: f32) {
     }
 }
 
-/// The query's products with keys `j0..j0 + 64` from the transposed keys (row `d` at
-/// `d * stride`), each summed exactly as [`dot`] sums it: dimension `d`'s product goes to lane
+/// The query's products with one block of 16 keys (row `d` of the block holds dimension `d` of
+/// the 16 keys), written to `out[..16]`, each summed exactly as [`dot`] sums it: dimension `d`'s product goes to lane
 /// `d % 16` (fused, in order of `d`), then the lanes are added pairwise. So a score has the same
 /// bits whether its row was read with a prompt (here) or alone (`dot`): reading a prompt whole
 /// and reading it in two parts, the second continuing the cache, give the same numbers. Summed
 /// in another order they differed in the last bits, and a small model amplified that to logits
 /// 0.5 apart (docs/runtime.md).
 #[inline(always)]
-fn scores_by_dim(query: &[f32], keys: &[f32], stride: usize, j0: usize, out: &mut [f32; KEY_BLOCK]) {
-    let mut lanes = [[0f32; KEY_BLOCK]; LANES];
-    for (d, &qd) in query.iter().enumerate() {
-        let row = &keys[d * stride + j0..][..KEY_BLOCK];
-        let lane = &mut lanes[d % LANES];
-        for j in 0..KEY_BLOCK {
-            lane[j] = qd.mul_add(row[j], lane[j]);
-        }
-    }
-    let mut width = LANES / 2;
-    while width > 0 {
-        let (low, high) = lanes.split_at_mut(width);
-        for (a, b) in low.iter_mut().zip(high.iter()) {
-            for j in 0..KEY_BLOCK {
-                a[j] += b[j];
+fn scores_by_dim(query: &[f32], block: &[f32], out: &mut [f32]) {
+    // Four keys at a time, so the 16 lanes' sums fit the registers of a 128-bit vector unit
+    // (NEON has 32): a whole block's 256 sums would be kept in memory.
+    const PART: usize = 4;
+    let whole = query.len() - query.len() % LANES;
+    for part in 0..LANES / PART {
+        let mut lanes = [[0f32; PART]; LANES];
+        for d0 in (0..whole).step_by(LANES) {
+            for (l, lane) in lanes.iter_mut().enumerate() {
+                let d = d0 + l;
+                let keys = &block[d * LANES + part * PART..][..PART];
+                for j in 0..PART {
+                    lane[j] = query[d].mul_add(keys[j], lane[j]);
+                }
             }
         }
-        width /= 2;
+        for (l, lane) in lanes.iter_mut().enumerate().take(query.len() - whole) {
+            let d = whole + l;
+            let keys = &block[d * LANES + part * PART..][..PART];
+            for j in 0..PART {
+                lane[j] = query[d].mul_add(keys[j], lane[j]);
+            }
+        }
+        let mut width = LANES / 2;
+        while width > 0 {
+            let (low, high) = lanes.split_at_mut(width);
+            for (a, b) in low.iter_mut().zip(high.iter()) {
+                for j in 0..PART {
+                    a[j] += b[j];
+                }
+            }
+            width /= 2;
+        }
+        out[part * PART..][..PART].copy_from_slice(&lanes[0]);
     }
-    *out = lanes[0];
 }
 
 /// Σ a·b, kept in 16 lanes (fused products) and added pairwise, so every path gives the same bits.
@@ -365,75 +452,168 @@ fn sum(values: &[f32]) -> f32 {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{head_rows, HeadJob, HeadRows, KEY_BLOCK, LANES};
+    use super::{head_rows, HeadJob, HeadRows, LANES};
     use std::arch::x86_64::*;
 
     /// [`head_rows`] compiled for AVX-512, with the scores and weighted sums below.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
     pub(super) unsafe fn head_rows_avx512(job: &HeadJob, scores: &mut [f32], sums: &mut [f32]) {
-        head_rows::<true>(job, scores, sums)
+        head_rows::<{ super::path::AVX512 }>(job, scores, sums)
     }
 
     /// [`head_rows`] compiled for AVX2 and FMA.
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn head_rows_avx2(job: &HeadJob, scores: &mut [f32], sums: &mut [f32]) {
-        head_rows::<false>(job, scores, sums)
+        head_rows::<{ super::path::AVX2 }>(job, scores, sums)
     }
 
-    /// [`super::scores_by_dim`] in registers: 16 keys at a time, one register of sums per
-    /// lane of `dot` (dimension `d` into register `d % 16`), then the 16 registers added
-    /// pairwise in `dot`'s order, so the same bits as `dot`. The caller guarantees
-    /// `(query.len() - 1) * stride + j0 + 64 <= keys.len()`.
+    /// [`super::scores_by_dim`] in registers: one register of sums per lane of `dot` (dimension
+    /// `d` into register `d % 16`), then the 16 registers added pairwise in `dot`'s order, so
+    /// the same bits as `dot`. The block holds `query.len()` rows of 16 keys.
     #[target_feature(enable = "avx512f")]
     #[inline]
-    pub(super) unsafe fn scores_avx512(query: &[f32], keys: &[f32], stride: usize, j0: usize, out: &mut [f32; KEY_BLOCK]) {
-        debug_assert!(query.is_empty() || (query.len() - 1) * stride + j0 + KEY_BLOCK <= keys.len());
-        for c in 0..KEY_BLOCK / LANES {
-            let mut lanes = [_mm512_setzero_ps(); LANES];
-            let base = keys.as_ptr().add(j0 + c * LANES);
-            for (d, &qd) in query.iter().enumerate() {
-                let lane = &mut lanes[d % LANES];
-                *lane = _mm512_fmadd_ps(_mm512_set1_ps(qd), _mm512_loadu_ps(base.add(d * stride)), *lane);
+    pub(super) unsafe fn scores_avx512(query: &[f32], block: &[f32], out: &mut [f32]) {
+        debug_assert!(block.len() >= query.len() * LANES && out.len() >= LANES);
+        let mut lanes = [_mm512_setzero_ps(); LANES];
+        let base = block.as_ptr();
+        let whole = query.len() - query.len() % LANES;
+        // Sixteen dimensions a step, so each lane's register is named at compile time.
+        for d0 in (0..whole).step_by(LANES) {
+            for (l, lane) in lanes.iter_mut().enumerate() {
+                let d = d0 + l;
+                *lane = _mm512_fmadd_ps(_mm512_set1_ps(*query.get_unchecked(d)), _mm512_loadu_ps(base.add(d * LANES)), *lane);
+            }
+        }
+        for (l, lane) in lanes.iter_mut().enumerate().take(query.len() - whole) {
+            let d = whole + l;
+            *lane = _mm512_fmadd_ps(_mm512_set1_ps(*query.get_unchecked(d)), _mm512_loadu_ps(base.add(d * LANES)), *lane);
+        }
+        let mut width = LANES / 2;
+        while width > 0 {
+            for l in 0..width {
+                lanes[l] = _mm512_add_ps(lanes[l], lanes[l + width]);
+            }
+            width /= 2;
+        }
+        _mm512_storeu_ps(out.as_mut_ptr(), lanes[0]);
+    }
+
+    /// [`super::scores_by_dim`] on AVX2's 16 registers, which cannot hold a register of sums
+    /// per lane of `dot` for 16 keys: each half of the block (8 keys) is summed four lanes at a
+    /// time with their partners eight lanes on (the pair `dot` adds first), then the pairs are
+    /// added pairwise in `dot`'s order, so the same bits as `dot`.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    pub(super) unsafe fn scores_avx2(query: &[f32], block: &[f32], out: &mut [f32]) {
+        debug_assert!(block.len() >= query.len() * LANES && out.len() >= LANES);
+        let whole = query.len() - query.len() % LANES;
+        let q = query.as_ptr();
+        for half in 0..2 {
+            let base = block.as_ptr().add(half * 8);
+            // pairs[l] = lane l + lane l + 8 of `dot`, for l in 0..8.
+            let mut pairs = [_mm256_setzero_ps(); 8];
+            for group in 0..2 {
+                // sums[i]: lane 4·group + i; sums[4 + i]: lane 4·group + i + 8.
+                let mut sums = [_mm256_setzero_ps(); 8];
+                let lane_of = |s: usize| 4 * group + s % 4 + 8 * (s / 4);
+                for d0 in (0..whole).step_by(LANES) {
+                    for (s, sum) in sums.iter_mut().enumerate() {
+                        let d = d0 + lane_of(s);
+                        *sum = _mm256_fmadd_ps(_mm256_set1_ps(*q.add(d)), _mm256_loadu_ps(base.add(d * LANES)), *sum);
+                    }
+                }
+                for (s, sum) in sums.iter_mut().enumerate() {
+                    let d = whole + lane_of(s);
+                    if d < query.len() {
+                        *sum = _mm256_fmadd_ps(_mm256_set1_ps(*q.add(d)), _mm256_loadu_ps(base.add(d * LANES)), *sum);
+                    }
+                }
+                for i in 0..4 {
+                    pairs[4 * group + i] = _mm256_add_ps(sums[i], sums[4 + i]);
+                }
+            }
+            let mut width = 4;
+            while width > 0 {
+                for l in 0..width {
+                    pairs[l] = _mm256_add_ps(pairs[l], pairs[l + width]);
+                }
+                width /= 2;
+            }
+            _mm256_storeu_ps(out.as_mut_ptr().add(half * 8), pairs[0]);
+        }
+    }
+
+    /// Adds Σ weights[n] · value row `first + n` to `sums` (head_dim = `sums.len()`), one fused
+    /// product per value in the portable loop's order: widths 64, 128 and 256 with the sums held
+    /// in registers, others by the portable loop.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(super) unsafe fn weighted_sum_avx512(weights: &[f32], v: &HeadRows, kv_head: usize, first: usize, sums: &mut [f32]) {
+        match sums.len() {
+            64 => weighted_sum_regs::<4>(weights, v, kv_head, first, sums),
+            128 => weighted_sum_regs::<8>(weights, v, kv_head, first, sums),
+            256 => weighted_sum_regs::<16>(weights, v, kv_head, first, sums),
+            _ => super::weighted_sum(weights, v, kv_head, first, sums),
+        }
+    }
+
+    /// The sums of a head width of exactly `C` registers, so each stays in its register.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn weighted_sum_regs<const C: usize>(weights: &[f32], v: &HeadRows, kv_head: usize, first: usize, sums: &mut [f32]) {
+        debug_assert!(sums.len() == C * LANES && v.holds(kv_head + 1, first + weights.len(), C * LANES));
+        let mut acc = [_mm512_setzero_ps(); C];
+        for (c, a) in acc.iter_mut().enumerate() {
+            *a = _mm512_loadu_ps(sums.as_ptr().add(c * LANES));
+        }
+        let rows = v.values.as_ptr().add(v.offset + kv_head * v.head_stride + first * v.row_stride);
+        for (n, &w) in weights.iter().enumerate() {
+            let row = rows.add(n * v.row_stride);
+            let w = _mm512_set1_ps(w);
+            for (c, a) in acc.iter_mut().enumerate() {
+                *a = _mm512_fmadd_ps(w, _mm512_loadu_ps(row.add(c * LANES)), *a);
+            }
+        }
+        for (c, a) in acc.iter().enumerate() {
+            _mm512_storeu_ps(sums.as_mut_ptr().add(c * LANES), *a);
+        }
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+mod arm {
+    use super::LANES;
+    use std::arch::aarch64::*;
+
+    /// [`super::scores_by_dim`] on NEON's 32 registers: a quarter of the block (4 keys) at a
+    /// time with one register of sums per lane of `dot`, then the lanes added pairwise in
+    /// `dot`'s order, so the same bits as `dot`. The block holds `query.len()` rows of 16 keys.
+    #[inline]
+    pub(super) unsafe fn scores_neon(query: &[f32], block: &[f32], out: &mut [f32]) {
+        debug_assert!(block.len() >= query.len() * LANES && out.len() >= LANES);
+        let whole = query.len() - query.len() % LANES;
+        let q = query.as_ptr();
+        for part in 0..LANES / 4 {
+            let base = block.as_ptr().add(part * 4);
+            let mut lanes = [vdupq_n_f32(0.0); LANES];
+            for d0 in (0..whole).step_by(LANES) {
+                for (l, lane) in lanes.iter_mut().enumerate() {
+                    let d = d0 + l;
+                    *lane = vfmaq_f32(*lane, vdupq_n_f32(*q.add(d)), vld1q_f32(base.add(d * LANES)));
+                }
+            }
+            for (l, lane) in lanes.iter_mut().enumerate().take(query.len() - whole) {
+                let d = whole + l;
+                *lane = vfmaq_f32(*lane, vdupq_n_f32(*q.add(d)), vld1q_f32(base.add(d * LANES)));
             }
             let mut width = LANES / 2;
             while width > 0 {
                 for l in 0..width {
-                    lanes[l] = _mm512_add_ps(lanes[l], lanes[l + width]);
+                    lanes[l] = vaddq_f32(lanes[l], lanes[l + width]);
                 }
                 width /= 2;
             }
-            _mm512_storeu_ps(out.as_mut_ptr().add(c * LANES), lanes[0]);
-        }
-    }
-
-    /// Σ weights[n] · value row `first + n` into `sums` (head_dim = `sums.len()`, a multiple of
-    /// 16 up to 256), the sums held in registers, one fused product per value in the portable
-    /// loop's order.
-    #[target_feature(enable = "avx512f")]
-    #[inline]
-    pub(super) unsafe fn weighted_sum_avx512(weights: &[f32], v: &HeadRows, kv_head: usize, first: usize, sums: &mut [f32]) {
-        match sums.len() / LANES {
-            4 => weighted_sum_regs::<4>(weights, v, kv_head, first, sums),
-            8 => weighted_sum_regs::<8>(weights, v, kv_head, first, sums),
-            _ => weighted_sum_regs::<16>(weights, v, kv_head, first, sums),
-        }
-    }
-
-    #[target_feature(enable = "avx512f")]
-    #[inline]
-    unsafe fn weighted_sum_regs<const C: usize>(weights: &[f32], v: &HeadRows, kv_head: usize, first: usize, sums: &mut [f32]) {
-        let head_dim = sums.len();
-        let chunks = head_dim / LANES;
-        let mut acc = [_mm512_setzero_ps(); C];
-        for (n, &w) in weights.iter().enumerate() {
-            let row = v.row(kv_head, first + n, head_dim).as_ptr();
-            let w = _mm512_set1_ps(w);
-            for (c, a) in acc.iter_mut().enumerate().take(chunks) {
-                *a = _mm512_fmadd_ps(w, _mm512_loadu_ps(row.add(c * LANES)), *a);
-            }
-        }
-        for (c, a) in acc.iter().enumerate().take(chunks) {
-            _mm512_storeu_ps(sums.as_mut_ptr().add(c * LANES), *a);
+            vst1q_f32(out.as_mut_ptr().add(part * 4), lanes[0]);
         }
     }
 }
@@ -488,6 +668,8 @@ mod tests {
             AttentionShape { query_heads: 4, kv_heads: 4, seq: 20, past: 13, head_dim: 40, window: None, scale: 0.158 },
             AttentionShape { query_heads: 4, kv_heads: 1, seq: 33, past: 5, head_dim: 32, window: Some(7), scale: 0.177 },
             AttentionShape { query_heads: 2, kv_heads: 1, seq: 1, past: 50, head_dim: 128, window: None, scale: 0.088 },
+            AttentionShape { query_heads: 4, kv_heads: 1, seq: 41, past: 19, head_dim: 256, window: Some(30), scale: 0.0625 },
+            AttentionShape { query_heads: 2, kv_heads: 2, seq: 18, past: 0, head_dim: 128, window: None, scale: 0.088 },
         ];
         let paths = paths_under_test("causal attention");
         for (c, s) in cases.into_iter().enumerate() {
@@ -557,7 +739,7 @@ mod tests {
     #[test]
     fn a_prompt_read_in_two_parts_gives_the_rows_of_reading_it_whole() {
         let paths = paths_under_test("causal attention");
-        for (heads, kv_heads, d) in [(9, 3, 64), (12, 2, 128), (4, 4, 40)] {
+        for (heads, kv_heads, d) in [(9, 3, 64), (12, 2, 128), (4, 4, 40), (4, 1, 256)] {
             for (prefix, rest, window) in [(40, 12, None), (40, 30, None), (70, 5, None), (64, 17, None), (3, 1, None), (100, 80, None), (100, 80, Some(37)), (70, 5, Some(20))] {
                 let n = prefix + rest;
                 let q = values(heads * n * d, 21, 8.0);
