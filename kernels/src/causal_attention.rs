@@ -277,7 +277,7 @@ fn head_rows<const PATH: u8>(job: &HeadJob, scores: &mut [f32], sums: &mut [f32]
             }
             let weights = &scores[r * job.score_row..][start..end];
             #[cfg(target_arch = "x86_64")]
-            if PATH == path::AVX512 {
+            if PATH == path::AVX512 && matches!(head_dim, 64 | 128 | 256) {
                 // SAFETY: as above; the value rows hold `head_dim` values each (checked by `attention`).
                 unsafe { x86::weighted_sum_avx512(weights, &job.v, kv_head, start, row_sums) };
                 continue;
@@ -543,17 +543,15 @@ mod x86 {
         }
     }
 
-    /// Adds Σ weights[n] · value row `first + n` to `sums` (head_dim = `sums.len()`), one fused
-    /// product per value in the portable loop's order: widths 64, 128 and 256 with the sums held
-    /// in registers, others by the portable loop.
+    /// Adds Σ weights[n] · value row `first + n` to `sums` (head_dim = `sums.len()`: 64, 128 or
+    /// 256), the sums held in registers, one fused product per value in the portable loop's order.
     #[target_feature(enable = "avx512f")]
     #[inline]
     pub(super) unsafe fn weighted_sum_avx512(weights: &[f32], v: &HeadRows, kv_head: usize, first: usize, sums: &mut [f32]) {
         match sums.len() {
             64 => weighted_sum_regs::<4>(weights, v, kv_head, first, sums),
             128 => weighted_sum_regs::<8>(weights, v, kv_head, first, sums),
-            256 => weighted_sum_regs::<16>(weights, v, kv_head, first, sums),
-            _ => super::weighted_sum(weights, v, kv_head, first, sums),
+            _ => weighted_sum_regs::<16>(weights, v, kv_head, first, sums),
         }
     }
 
