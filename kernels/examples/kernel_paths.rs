@@ -97,12 +97,12 @@ fn main() {
     }
     let q8_shapes = if wanted("Q8_0") { &[(1152, 576), (9728, 896), (896, 4864)][..] } else { &[] };
     for &(n, width) in q8_shapes {
-        let w = Q8Rows::quantize(&pseudo_random(n * width, 5), n, width).expect("sizes agree");
+        let w = Q8Rows::quantize(&pseudo_random(n * width, 5), n, width, &parallel).expect("sizes agree");
         for m in [1, 7, 8, 64, 512] {
             let x = pseudo_random(m * width, 3);
             let mut dst = vec![0f32; m * n];
             let times = fastest_by_turns(&paths, |isa| isa == Isa::Scalar && m > 1, |isa| {
-                let a = Q8Rows::quantize(&x, m, width).expect("sizes agree");
+                let a = Q8Rows::quantize(&x, m, width, &parallel).expect("sizes agree");
                 q8_0::matmul(isa, &w, &a, &mut dst, &parallel).expect("sizes agree");
             });
             println!("| Q8_0 {n}×{width} | {m} | {} |", cells(&times));
@@ -128,10 +128,10 @@ fn main() {
             .map(|w| {
                 let width = w.blocks_per_row * 32;
                 let dense: Vec<f32> = (0..w.rows * width).map(|k| w.value(k / 32, k % 32)).collect();
-                Q8Rows::quantize(&dense, w.rows, width).expect("sizes agree")
+                Q8Rows::quantize(&dense, w.rows, width, &parallel).expect("sizes agree")
             })
             .collect();
-        let inputs: Vec<Q8Rows> = [576, 1536].iter().map(|&width| Q8Rows::quantize(&pseudo_random(width, 4), 1, width).expect("sizes agree")).collect();
+        let inputs: Vec<Q8Rows> = [576, 1536].iter().map(|&width| Q8Rows::quantize(&pseudo_random(width, 4), 1, width, &parallel).expect("sizes agree")).collect();
         let input = |width: usize| &inputs[usize::from(width != 576)];
         let mut dst = vec![0f32; 3072];
         let q4 = fastest_by_turns(&paths, |_| false, |isa| {
@@ -161,19 +161,19 @@ fn main() {
             let x = pseudo_random(m * width, 3);
             let mut dst = vec![0f32; m * n];
             let times = fastest_by_turns(&paths, |isa| isa == Isa::Scalar && m > 1, |isa| {
-                let a = Q8Rows::quantize(&x, m, width).expect("sizes agree");
+                let a = Q8Rows::quantize(&x, m, width, &parallel).expect("sizes agree");
                 q4_1::matmul(isa, &w, &a, &mut dst, &parallel).expect("sizes agree");
             });
             println!("| Q4_1 {n}×{width} | {m} | {} |", cells(&times));
         }
         // The same weights re-quantized to Q8_0, as they were held before the Q4_1 kernel.
         let dense: Vec<f32> = (0..n * width).map(|k| w.value(k / 32, k % 32)).collect();
-        let as_q8 = Q8Rows::quantize(&dense, n, width).expect("sizes agree");
+        let as_q8 = Q8Rows::quantize(&dense, n, width, &parallel).expect("sizes agree");
         for m in [1, 8, 64, 512] {
             let x = pseudo_random(m * width, 3);
             let mut dst = vec![0f32; m * n];
             let times = fastest_by_turns(&paths, |isa| isa == Isa::Scalar && m > 1, |isa| {
-                let a = Q8Rows::quantize(&x, m, width).expect("sizes agree");
+                let a = Q8Rows::quantize(&x, m, width, &parallel).expect("sizes agree");
                 q8_0::matmul(isa, &as_q8, &a, &mut dst, &parallel).expect("sizes agree");
             });
             println!("| Q4_1 {n}×{width} held as Q8_0 | {m} | {} |", cells(&times));

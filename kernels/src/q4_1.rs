@@ -217,7 +217,7 @@ mod tests {
         let w = Q4Rows::from_ggml_bytes(&random_weights(23, width, 11), 23, width).unwrap();
         let paths = paths_under_test("q4_1");
         for m in [1, 7, 70] {
-            let a = Q8Rows::quantize(&pseudo_random(m * width, 12), m, width).unwrap();
+            let a = Q8Rows::quantize(&pseudo_random(m * width, 12), m, width, &serial).unwrap();
             let expected = reference(&w, &a);
             let scale = expected.iter().fold(1f64, |s, v| s.max(v.abs()));
             let mut scalar = vec![f32::NAN; m * w.rows];
@@ -248,12 +248,12 @@ mod tests {
         assert_eq!((rows.value(0, 0), rows.value(0, 16), rows.value(0, 1)), (0.5 * 3.0 - 1.0, 0.5 * 9.0 - 1.0, -1.0));
         assert!(Q4Rows::from_ggml_bytes(&bytes, 3, 32).is_none());
         assert!(Q4Rows::from_ggml_bytes(&bytes, 1, 48).is_none());
-        let a = Q8Rows::quantize(&[0.0; 64], 1, 64).unwrap();
+        let a = Q8Rows::quantize(&[0.0; 64], 1, 64, &serial).unwrap();
         for isa in Isa::all_supported() {
             assert!(matmul(isa, &rows, &a, &mut [0.0; 2], &serial).is_err(), "{isa}: widths 32 and 64 differ");
         }
         for isa in Isa::ALL.into_iter().filter(|isa| !isa.supported()) {
-            let a = Q8Rows::quantize(&[0.0; 32], 1, 32).unwrap();
+            let a = Q8Rows::quantize(&[0.0; 32], 1, 32, &serial).unwrap();
             assert!(matmul(isa, &rows, &a, &mut [0.0; 2], &serial).is_err(), "{isa} is not on this CPU");
         }
     }

@@ -149,7 +149,7 @@ impl WeightMatrix {
         let wrong_size = || candle_core::Error::Msg(format!("{m} rows of {width} values do not make whole blocks"));
         let activations = match format {
             Some(ActivationFormat::Q8K) => Activations::Q8K(Q8KRows::quantize(&values, m, width, &parallel).ok_or_else(wrong_size)?),
-            _ => Activations::Q8_0(Q8Rows::quantize(&values, m, width).ok_or_else(wrong_size)?),
+            _ => Activations::Q8_0(Q8Rows::quantize(&values, m, width, &parallel).ok_or_else(wrong_size)?),
         };
         drop(values);
         let mut outputs = Vec::with_capacity(matrices.len());
