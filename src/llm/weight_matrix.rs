@@ -252,7 +252,7 @@ fn own_q8_0_kernel_on(device: &Device, dtype: GgmlDType, rows: usize, width: usi
         return Ok(None);
     }
     let Some(path) = our_cpu_path()? else { return Ok(None) };
-    let candle_tiles = width % 256 == 0 && rows % 16 == 0 && candle_has_q8_0_tiles();
+    let candle_tiles = width.is_multiple_of(256) && rows.is_multiple_of(16) && candle_has_q8_0_tiles();
     Ok((path.forced || !candle_tiles).then_some(path.isa))
 }
 
