@@ -206,12 +206,12 @@ fn head_rows<const PATH: u8>(job: &HeadJob, scores: &mut [f32], sums: &mut [f32]
         (window.map_or(0, |w| (position + 1).saturating_sub(w)), position)
     };
     let rows = job.rows.clone();
+    // The positions any of the item's rows sees.
+    let (lowest, highest) = (seen_by(rows.start).0, seen_by(rows.end - 1).1);
     // Every score of the item's rows first, one key block at a time for all the rows, so the
     // block is read from memory once per item.
     if let Some(keys) = job.keys_by_block {
         let (key_blocks, block_len) = (job.score_row / LANES, head_dim * LANES);
-        let (lowest, _) = seen_by(rows.start);
-        let (_, highest) = seen_by(rows.end - 1);
         for b in lowest / LANES..=highest / LANES {
             let block = &keys[(kv_head * key_blocks + b) * block_len..][..block_len];
             for (r, i) in rows.clone().enumerate() {
@@ -265,8 +265,6 @@ fn head_rows<const PATH: u8>(job: &HeadJob, scores: &mut [f32], sums: &mut [f32]
     sums.fill(0.0);
     // One row alone (a decoded token) gains nothing from runs and would pay for carrying its sums.
     let run = if rows.len() > 1 { (VALUE_RUN_BYTES / (head_dim * 4)).max(4) } else { usize::MAX };
-    let (lowest, _) = seen_by(rows.start);
-    let (_, highest) = seen_by(rows.end - 1);
     for from in (lowest..=highest).step_by(run) {
         let to = from.saturating_add(run).min(highest + 1);
         for ((r, i), row_sums) in rows.clone().enumerate().zip(sums.chunks_exact_mut(head_dim)) {
@@ -276,10 +274,9 @@ fn head_rows<const PATH: u8>(job: &HeadJob, scores: &mut [f32], sums: &mut [f32]
                 continue;
             }
             let weights = &scores[r * job.score_row..][start..end];
+            // SAFETY: as above; the value rows hold `head_dim` values each (checked by `attention`).
             #[cfg(target_arch = "x86_64")]
-            if PATH == path::AVX512 && matches!(head_dim, 64 | 128 | 256) {
-                // SAFETY: as above; the value rows hold `head_dim` values each (checked by `attention`).
-                unsafe { x86::weighted_sum_avx512(weights, &job.v, kv_head, start, row_sums) };
+            if PATH == path::AVX512 && unsafe { x86::weighted_sum_avx512(weights, &job.v, kv_head, start, row_sums) } {
                 continue;
             }
             weighted_sum(weights, &job.v, kv_head, start, row_sums);
@@ -543,16 +540,20 @@ mod x86 {
         }
     }
 
-    /// Adds Σ weights[n] · value row `first + n` to `sums` (head_dim = `sums.len()`: 64, 128 or
-    /// 256), the sums held in registers, one fused product per value in the portable loop's order.
+    /// Adds Σ weights[n] · value row `first + n` to `sums` (head_dim = `sums.len()`), the sums held
+    /// in registers, one fused product per value in the portable loop's order; false, with
+    /// nothing done, for a width other than 64, 128 or 256 (the caller takes the portable loop:
+    /// calling it from here stopped this function being inlined).
     #[target_feature(enable = "avx512f")]
     #[inline]
-    pub(super) unsafe fn weighted_sum_avx512(weights: &[f32], v: &HeadRows, kv_head: usize, first: usize, sums: &mut [f32]) {
+    pub(super) unsafe fn weighted_sum_avx512(weights: &[f32], v: &HeadRows, kv_head: usize, first: usize, sums: &mut [f32]) -> bool {
         match sums.len() {
             64 => weighted_sum_regs::<4>(weights, v, kv_head, first, sums),
             128 => weighted_sum_regs::<8>(weights, v, kv_head, first, sums),
-            _ => weighted_sum_regs::<16>(weights, v, kv_head, first, sums),
+            256 => weighted_sum_regs::<16>(weights, v, kv_head, first, sums),
+            _ => return false,
         }
+        true
     }
 
     /// The sums of a head width of exactly `C` registers, so each stays in its register.

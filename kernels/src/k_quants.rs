@@ -27,7 +27,7 @@
 //! row at a time (`neon`); and plain Rust everywhere (`scalar`), the reference the others are
 //! tested against.
 
-use crate::{Parallel, SharedOut};
+use crate::{rounded_to_i8, Parallel, SharedOut};
 use crate::isa::Isa;
 use std::ops::Range;
 
@@ -123,14 +123,8 @@ fn quantize_block(xs: &[f32], d: &mut f32, q: &mut [i8; QK_K], sums: &mut [f32; 
     }
     let Some(&max) = xs.iter().find(|x| x.abs() == amax) else { return };
     let iscale = -127f32 / max;
-    // Adding 1.5 * 2^23 puts a whole number of magnitude below 2^22 in a float's low mantissa
-    // bits, exactly: a conversion that vectorizes. NaN goes to 0, as `as i8` takes it.
-    const SHIFT: f32 = 12_582_912.0;
-    let shift_bits = SHIFT.to_bits() as i32;
     for (q, &x) in q.iter_mut().zip(xs) {
-        let v = (iscale * x).round();
-        let v = if v.is_nan() { 0.0 } else { v.clamp(-128.0, 127.0) };
-        *q = ((v + SHIFT).to_bits() as i32 - shift_bits) as i8;
+        *q = rounded_to_i8(iscale * x);
     }
     *d = 1.0 / iscale;
     for ((sum, int_sum), group) in sums.iter_mut().zip(int_sums.iter_mut()).zip(q.chunks_exact(16)) {

@@ -39,6 +39,18 @@ fn for_each_output_tile(
     });
 }
 
+/// `v` (a product already scaled to i8's range) rounded half away from zero and saturated to
+/// i8, NaN to 0: what `v.round() as i8` gives, in a form the compiler vectorizes (`as i8`'s
+/// saturating conversion compiles to one value at a time). Adding 1.5 · 2^23 puts a whole
+/// number of magnitude below 2^22 in a float's low mantissa bits, exactly.
+#[inline(always)]
+pub(crate) fn rounded_to_i8(v: f32) -> i8 {
+    const SHIFT: f32 = 12_582_912.0;
+    let v = v.round();
+    let v = if v.is_nan() { 0.0 } else { v.clamp(-128.0, 127.0) };
+    ((v + SHIFT).to_bits() as i32 - SHIFT.to_bits() as i32) as i8
+}
+
 /// An output buffer written by several threads at disjoint places (the work items of
 /// `for_each_output_tile` or of a quantizer's blocks), shared by every kernel module.
 #[derive(Clone, Copy)]

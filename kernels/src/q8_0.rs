@@ -24,7 +24,7 @@
 //! Paths: [`Isa::Scalar`] everywhere (the reference), the x86 paths in `x86`, the aarch64
 //! ones (NEON, dotprod, i8mm tiles; no panels yet) in `neon`.
 
-use crate::{Parallel, SharedOut};
+use crate::{rounded_to_i8, Parallel, SharedOut};
 use std::ops::Range;
 use crate::isa::Isa;
 
@@ -147,14 +147,8 @@ fn quantize_block(xs: &[f32], scale: &mut f32, q: &mut [i8; BLOCK]) {
     let d = amax / 127.0;
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };
     *scale = half::f16::from_f32(d).to_f32();
-    // Adding 1.5 * 2^23 puts a whole number of magnitude below 2^22 in a float's low mantissa
-    // bits, exactly: a conversion that vectorizes. NaN goes to 0, as `as i8` takes it.
-    const SHIFT: f32 = 12_582_912.0;
-    let shift_bits = SHIFT.to_bits() as i32;
     for (dst, &x) in q.iter_mut().zip(xs) {
-        let v = (x * id).round();
-        let v = if v.is_nan() { 0.0 } else { v.clamp(-128.0, 127.0) };
-        *dst = ((v + SHIFT).to_bits() as i32 - shift_bits) as i8;
+        *dst = rounded_to_i8(x * id);
     }
 }
 
