@@ -16,11 +16,15 @@ pub struct ModelBench {
     pub model: String,
     pub threads: usize,
     pub prompt_tokens: usize,
-    /// Tokens per second reading a prompt of `prompt_tokens` tokens.
+    /// Tokens per second reading a prompt of `prompt_tokens` tokens (the median round).
     pub prompt_tok_per_s: f64,
     pub decode_tokens: usize,
-    /// Tokens per second generating `decode_tokens` tokens one by one after a short prompt.
+    /// Tokens per second generating `decode_tokens` tokens one by one after a short prompt
+    /// (the median round).
     pub decode_tok_per_s: f64,
+    /// Each round's figures, ours and llama.cpp's measured one after the other, in turn.
+    #[serde(default)]
+    pub rounds: Vec<BenchRound>,
     pub scoring_prompt_tokens: usize,
     pub scoring_options: usize,
     /// Seconds to score the options after the prompt, reading the prompt once.
@@ -43,13 +47,31 @@ pub struct ModelBench {
     pub llama_cpp: Option<LlamaCppBench>,
 }
 
+/// One round of the speed figures: ours, then llama.cpp's straight after on the same file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct LlamaCppBench {
+pub struct BenchRound {
     pub prompt_tok_per_s: f64,
     pub decode_tok_per_s: f64,
-    /// Ours divided by llama.cpp's (1.0 = as fast).
+    /// llama-bench's figures in this round, when it ran.
+    pub llama_cpp_prompt_tok_per_s: Option<f64>,
+    pub llama_cpp_decode_tok_per_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LlamaCppBench {
+    /// llama-bench's median round.
+    pub prompt_tok_per_s: f64,
+    pub decode_tok_per_s: f64,
+    /// Ours divided by llama.cpp's (1.0 = as fast): the median of the rounds' ratios, each
+    /// taken between two runs minutes apart at most, so a slow spell of a shared machine
+    /// lands on both sides of one ratio rather than on one side of the whole comparison.
     pub prompt_ratio: f64,
     pub decode_ratio: f64,
+    /// The lowest and highest of the rounds' ratios: the noise the median sits in.
+    #[serde(default)]
+    pub prompt_ratio_range: Option<(f64, f64)>,
+    #[serde(default)]
+    pub decode_ratio_range: Option<(f64, f64)>,
     /// llama-bench's peak resident memory (its weights, KV cache and compute buffers), MiB.
     pub peak_rss_mib: Option<f64>,
     /// Our peak RSS divided by llama-bench's (1.0 = as much memory).
@@ -88,7 +110,7 @@ pub fn llama_cpp_bench(program: &str, path: &std::path::Path, threads: usize, pr
         .arg("-m")
         .arg(path)
         .args(["-t", &threads.to_string(), "-p", &prompt.to_string(), "-n", &decode.to_string()])
-        .args(["-r", "2", "-o", "json"])
+        .args(["-r", "1", "-o", "json"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -145,9 +167,12 @@ fn prompt_tokens(model: &LanguageModel, n: usize) -> Result<Vec<u32>> {
     Ok(ids)
 }
 
+/// Rounds of the speed figures: enough for a median to stand against one slow spell.
+pub const ROUNDS: usize = 3;
+
 /// Measure `model` (prompt 512 tokens, decode 128, scoring 4 options after 600 tokens).
 pub fn bench_model(model: &LanguageModel) -> Result<ModelBench> {
-    bench_model_with(model, 512, 128, 600)
+    bench_model_with(model, 512, 128, 600, ROUNDS)
 }
 
 pub fn bench_model_with(
@@ -155,6 +180,7 @@ pub fn bench_model_with(
     prompt_len: usize,
     decode_len: usize,
     scoring_len: usize,
+    rounds: usize,
 ) -> Result<ModelBench> {
     if prompt_len.max(scoring_len + 16) > model.context_length() {
         return Err(LlmError::Invalid(format!(
@@ -170,19 +196,30 @@ pub fn bench_model_with(
     model.prefill(&prompt_tokens(model, 16)?)?;
     model.prefill(&prompt)?;
 
-    let start = Instant::now();
-    model.prefill(&prompt)?;
-    let prompt_s = start.elapsed().as_secs_f64();
-
-    let short = prompt_tokens(model, 16)?;
-    let mut state = model.prefill(&short)?;
-    let start = Instant::now();
-    for i in 0..decode_len {
-        // A fixed token stream: speed does not depend on which tokens are fed.
-        let next = short[i % short.len()];
-        model.extend_in_place(&mut state, &[next])?;
+    let threads = candle_core::utils::get_num_threads();
+    let kernels = cpu_kernels()?;
+    let program = llama_bench_program(kernels);
+    // Ours and llama.cpp's in turn, round after round: on a shared machine the speed of memory
+    // drifts by 10-20% over minutes, and one measurement of each side, minutes apart, puts
+    // that drift into the ratio.
+    let mut measured = Vec::with_capacity(rounds.max(1));
+    let mut llama_peak_mib: Option<f64> = None;
+    let mut llama_runs = true;
+    for _ in 0..rounds.max(1) {
+        let (prompt_tok_per_s, decode_tok_per_s) = our_speed(model, &prompt, decode_len)?;
+        let theirs = if llama_runs { llama_cpp_bench(&program, &model.path, threads, prompt_len, decode_len) } else { None };
+        // Not on the PATH (or failing) once is enough to know.
+        llama_runs = theirs.is_some();
+        if let Some((_, _, Some(peak))) = theirs {
+            llama_peak_mib = Some(llama_peak_mib.map_or(peak, |p: f64| p.max(peak)));
+        }
+        measured.push(BenchRound {
+            prompt_tok_per_s,
+            decode_tok_per_s,
+            llama_cpp_prompt_tok_per_s: theirs.map(|t| t.0),
+            llama_cpp_decode_tok_per_s: theirs.map(|t| t.1),
+        });
     }
-    let decode_s = start.elapsed().as_secs_f64();
 
     let options = [" Awful", " Poor", " Good", " Perfect"];
     let scoring_prompt = prompt_tokens(model, scoring_len)?;
@@ -202,19 +239,13 @@ pub fn bench_model_with(
     }
     let without_reuse = start.elapsed().as_secs_f64();
 
-    let threads = candle_core::utils::get_num_threads();
-    let prompt_tok_per_s = prompt_len as f64 / prompt_s;
-    let decode_tok_per_s = decode_len as f64 / decode_s;
     let peak_rss = peak_rss_mib();
-    let kernels = cpu_kernels()?;
-    let program = llama_bench_program(kernels);
-    let llama_cpp = llama_cpp_bench(&program, &model.path, threads, prompt_len, decode_len).map(|(p, d, rss)| LlamaCppBench {
-        prompt_tok_per_s: p,
-        decode_tok_per_s: d,
-        prompt_ratio: prompt_tok_per_s / p,
-        decode_ratio: decode_tok_per_s / d,
-        peak_rss_mib: rss,
-        rss_ratio: rss.zip(peak_rss).map(|(theirs, ours)| ours / theirs),
+    let prompt_tok_per_s = median(measured.iter().map(|r| r.prompt_tok_per_s));
+    let decode_tok_per_s = median(measured.iter().map(|r| r.decode_tok_per_s));
+    let llama_cpp = llama_cpp_figures(&measured).map(|mut l| {
+        l.peak_rss_mib = llama_peak_mib;
+        l.rss_ratio = llama_peak_mib.zip(peak_rss).map(|(theirs, ours)| ours / theirs);
+        l
     });
     Ok(ModelBench {
         model: model.name.clone(),
@@ -223,6 +254,7 @@ pub fn bench_model_with(
         prompt_tok_per_s,
         decode_tokens: decode_len,
         decode_tok_per_s,
+        rounds: measured,
         scoring_prompt_tokens: scoring_len,
         scoring_options: options.len(),
         scoring_with_prefix_reuse_s: with_reuse,
@@ -233,6 +265,66 @@ pub fn bench_model_with(
         llama_bench_program: program,
         llama_cpp,
     })
+}
+
+/// One round of ours: a prompt of `prompt` read whole, then `decode_len` tokens one at a
+/// time after a short prompt; tokens per second of each.
+fn our_speed(model: &LanguageModel, prompt: &[u32], decode_len: usize) -> Result<(f64, f64)> {
+    let start = Instant::now();
+    model.prefill(prompt)?;
+    let prompt_s = start.elapsed().as_secs_f64();
+
+    let short = prompt_tokens(model, 16)?;
+    let mut state = model.prefill(&short)?;
+    let start = Instant::now();
+    for i in 0..decode_len {
+        // A fixed token stream: speed does not depend on which tokens are fed.
+        let next = short[i % short.len()];
+        model.extend_in_place(&mut state, &[next])?;
+    }
+    let decode_s = start.elapsed().as_secs_f64();
+    Ok((prompt.len() as f64 / prompt_s, decode_len as f64 / decode_s))
+}
+
+/// llama.cpp's medians and the ratios over the rounds in which llama-bench ran (None when it
+/// ran in none). Memory is filled in by the caller.
+pub fn llama_cpp_figures(rounds: &[BenchRound]) -> Option<LlamaCppBench> {
+    let paired: Vec<(&BenchRound, f64, f64)> = rounds
+        .iter()
+        .filter_map(|r| Some((r, r.llama_cpp_prompt_tok_per_s?, r.llama_cpp_decode_tok_per_s?)))
+        .collect();
+    if paired.is_empty() {
+        return None;
+    }
+    let prompt_ratios: Vec<f64> = paired.iter().map(|(r, p, _)| r.prompt_tok_per_s / p).collect();
+    let decode_ratios: Vec<f64> = paired.iter().map(|(r, _, d)| r.decode_tok_per_s / d).collect();
+    Some(LlamaCppBench {
+        prompt_tok_per_s: median(paired.iter().map(|t| t.1)),
+        decode_tok_per_s: median(paired.iter().map(|t| t.2)),
+        prompt_ratio: median(prompt_ratios.iter().copied()),
+        decode_ratio: median(decode_ratios.iter().copied()),
+        prompt_ratio_range: range(&prompt_ratios),
+        decode_ratio_range: range(&decode_ratios),
+        peak_rss_mib: None,
+        rss_ratio: None,
+    })
+}
+
+/// The middle value (the mean of the middle two for an even count); NaN when empty.
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = values.collect();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn range(values: &[f64]) -> Option<(f64, f64)> {
+    let lowest = values.iter().copied().min_by(f64::total_cmp)?;
+    let highest = values.iter().copied().max_by(f64::total_cmp)?;
+    Some((lowest, highest))
 }
 
 /// VmHWM from /proc/self/status (Linux), in MiB.
@@ -345,4 +437,54 @@ pub fn bench_synthetic(
         decode,
         peak_rss_mib: peak_rss_mib(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(ours: (f64, f64), theirs: Option<(f64, f64)>) -> BenchRound {
+        BenchRound {
+            prompt_tok_per_s: ours.0,
+            decode_tok_per_s: ours.1,
+            llama_cpp_prompt_tok_per_s: theirs.map(|t| t.0),
+            llama_cpp_decode_tok_per_s: theirs.map(|t| t.1),
+        }
+    }
+
+    #[test]
+    fn the_ratio_is_the_median_of_each_rounds_own_ratio() {
+        // A slow spell in round 2 slows both sides: its ratio is still 1.
+        let rounds = [
+            round((100.0, 30.0), Some((100.0, 30.0))),
+            round((50.0, 15.0), Some((50.0, 15.0))),
+            round((110.0, 33.0), Some((100.0, 30.0))),
+        ];
+        let l = llama_cpp_figures(&rounds).expect("llama.cpp ran in every round");
+        assert_eq!(l.prompt_ratio, 1.0);
+        assert_eq!(l.decode_ratio, 1.0);
+        assert_eq!(l.prompt_ratio_range, Some((1.0, 1.1)));
+        assert_eq!(l.prompt_tok_per_s, 100.0);
+        // Medians of the sides alone would give 100/100 here too, but not in general:
+        let skewed = [round((90.0, 1.0), Some((100.0, 1.0))), round((60.0, 1.0), Some((50.0, 1.0)))];
+        let l = llama_cpp_figures(&skewed).expect("ran");
+        assert!((l.prompt_ratio - (0.9 + 1.2) / 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn rounds_without_llama_cpp_give_no_comparison() {
+        assert!(llama_cpp_figures(&[round((1.0, 1.0), None)]).is_none());
+        assert!(llama_cpp_figures(&[]).is_none());
+        // A round where it failed is left out, not counted as zero.
+        let l = llama_cpp_figures(&[round((80.0, 8.0), Some((100.0, 10.0))), round((1.0, 1.0), None)]).expect("one round ran");
+        assert_eq!(l.prompt_ratio, 0.8);
+        assert_eq!(l.decode_ratio_range, Some((0.8, 0.8)));
+    }
+
+    #[test]
+    fn median_of_odd_even_and_empty() {
+        assert_eq!(median([3.0, 1.0, 2.0].into_iter()), 2.0);
+        assert_eq!(median([4.0, 1.0, 2.0, 3.0].into_iter()), 2.5);
+        assert!(median(std::iter::empty()).is_nan());
+    }
 }

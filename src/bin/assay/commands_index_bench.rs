@@ -4,7 +4,7 @@
 use anyhow::Context;
 use assay::dataset::load_dataset;
 use assay::bench::end_to_end::{EndToEnd, EndToEndSide};
-use assay::bench::model::ModelBench;
+use assay::bench::model::{LlamaCppBench, ModelBench};
 use assay::llm::device::DeviceChoice;
 use assay::llm::model::LanguageModel;
 use assay::models::registry::Registry;
@@ -267,8 +267,8 @@ fn print_bench(report: &BenchReport) {
         );
         if let Some(l) = &b.llama_cpp {
             println!(
-                "  llama.cpp ({}), same file and threads: prompt {:.1} tok/s, decode {:.1} tok/s → ours/llama.cpp prompt {:.2}x, decode {:.2}x{}",
-                b.llama_bench_program, l.prompt_tok_per_s, l.decode_tok_per_s, l.prompt_ratio, l.decode_ratio,
+                "  llama.cpp ({}), same file and threads: prompt {:.1} tok/s, decode {:.1} tok/s → ours/llama.cpp {}{}",
+                b.llama_bench_program, l.prompt_tok_per_s, l.decode_tok_per_s, llama_ratios(l, b.rounds.len()),
                 l.peak_rss_mib.zip(l.rss_ratio).map(|(m, r)| format!(", peak RSS {m:.0} MiB (ours {r:.2}x)")).unwrap_or_default()
             );
         } else {
@@ -333,6 +333,23 @@ fn narrower_paths() -> Vec<&'static str> {
     assay::bench::model::narrower_paths_to_compare()
 }
 
+/// "prompt 1.02x (0.97-1.05), decode 0.99x (0.94-1.03) over 3 rounds": the median ratio of
+/// the rounds and their range.
+pub(crate) fn llama_ratios(l: &LlamaCppBench, rounds: usize) -> String {
+    let spread = |range: Option<(f64, f64)>| match range {
+        Some((lo, hi)) if rounds > 1 => format!(" ({lo:.2}-{hi:.2})"),
+        _ => String::new(),
+    };
+    let over = if rounds > 1 { format!(" over {rounds} rounds") } else { String::new() };
+    format!(
+        "prompt {:.2}x{}, decode {:.2}x{}{over}",
+        l.prompt_ratio,
+        spread(l.prompt_ratio_range),
+        l.decode_ratio,
+        spread(l.decode_ratio_range)
+    )
+}
+
 /// `assay models bench ID --json` in a child process, so that the peak RSS it reports is this
 /// model's own: one process loading the models in turn keeps the high-water mark of the
 /// largest so far (and the allocator's leftovers). `cpu_path` forces a kernel path
@@ -354,7 +371,7 @@ fn bench_model_in_own_process(id: &str, cpu_path: Option<&str>) -> anyhow::Resul
     let llama = row
         .llama_cpp
         .as_ref()
-        .map(|l| format!("; {}: {:.1} / {:.1} tok/s ({:.2}x / {:.2}x)", row.llama_bench_program, l.prompt_tok_per_s, l.decode_tok_per_s, l.prompt_ratio, l.decode_ratio))
+        .map(|l| format!("; {}: {:.1} / {:.1} tok/s ({})", row.llama_bench_program, l.prompt_tok_per_s, l.decode_tok_per_s, llama_ratios(l, row.rounds.len())))
         .unwrap_or_default();
     eprintln!("   {} path: prompt {:.1} tok/s, decode {:.1} tok/s{llama}", row.cpu_path, row.prompt_tok_per_s, row.decode_tok_per_s);
     Ok(row)

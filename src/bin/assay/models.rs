@@ -344,8 +344,8 @@ fn run_other(cmd: ModelsCommand) -> anyhow::Result<()> {
                 );
                 match &bench.llama_cpp {
                     Some(l) => println!(
-                        "llama.cpp on the same file: prompt {:.1} tok/s, decode {:.1} tok/s; ours/llama.cpp: prompt {:.2}x, decode {:.2}x{}",
-                        l.prompt_tok_per_s, l.decode_tok_per_s, l.prompt_ratio, l.decode_ratio, l.peak_rss_mib.zip(l.rss_ratio).map(|(m, r)| format!(", peak RSS {m:.0} MiB (ours {r:.2}x)")).unwrap_or_default()
+                        "llama.cpp on the same file: prompt {:.1} tok/s, decode {:.1} tok/s; ours/llama.cpp: {}{}",
+                        l.prompt_tok_per_s, l.decode_tok_per_s, crate::commands_index_bench::llama_ratios(l, bench.rounds.len()), l.peak_rss_mib.zip(l.rss_ratio).map(|(m, r)| format!(", peak RSS {m:.0} MiB (ours {r:.2}x)")).unwrap_or_default()
                     ),
                     None => println!("llama.cpp: `llama-bench` not on the PATH, no comparison"),
                 }
