@@ -30,3 +30,4 @@ pub mod structured;
 pub mod synthetic;
 pub mod transformer;
 pub mod weight_matrix;
+pub mod work_split;

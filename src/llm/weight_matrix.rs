@@ -143,8 +143,8 @@ impl WeightMatrix {
         let Some(m) = x.elem_count().checked_div(width) else {
             candle_core::bail!("a matrix of 0 columns (none declared) cannot be multiplied");
         };
-        let pool = candle_core::utils::barrier_pool();
-        let parallel = |n: usize, f: &(dyn Fn(std::ops::Range<usize>) + Sync)| pool.execute_chunked(n, f);
+        // Chunks that shrink towards the end of each product (see work_split).
+        let parallel = super::work_split::in_shrinking_chunks;
         let values = x.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?;
         let wrong_size = || candle_core::Error::Msg(format!("{m} rows of {width} values do not make whole blocks"));
         let activations = match format {
