@@ -58,6 +58,9 @@ pub fn gelu_tanh_times_up(values: &[f32], layout: GateUpLayout, out: &mut [f32],
     gate_times_up(values, layout, out, parallel, "gelu(gate) · up", gelu_tanh)
 }
 
+/// Values of a row per work item: a 1.5B model's row (8,960) makes 9 items.
+const ROW_PIECE: usize = 1024;
+
 #[inline(always)]
 fn gate_times_up(
     values: &[f32],
@@ -84,14 +87,18 @@ fn gate_times_up(
         ));
     }
     let dst = SharedOut(out.as_mut_ptr());
-    parallel(rows, &|part: Range<usize>| {
-        for r in part {
+    // Work items are pieces of rows, so a decoded token's one row is spread over the threads too.
+    let pieces = width.div_ceil(ROW_PIECE).max(1);
+    parallel(rows * pieces, &|part: Range<usize>| {
+        for item in part {
+            let (r, piece) = (item / pieces, item % pieces);
+            let cols = piece * ROW_PIECE..width.min((piece + 1) * ROW_PIECE);
             let row = &values[r * row_stride..];
-            let (gate, up) = (&row[gate_at..gate_at + width], &row[up_at..up_at + width]);
-            // SAFETY: row `r`'s `width` outputs lie inside `out` (its size was checked above)
+            let (gate, up) = (&row[gate_at + cols.start..gate_at + cols.end], &row[up_at + cols.start..up_at + cols.end]);
+            // SAFETY: these outputs of row `r` lie inside `out` (its size was checked above)
             // and are written by this work item alone.
-            let out_row = unsafe { std::slice::from_raw_parts_mut(dst.ptr().add(r * width), width) };
-            for ((o, &g), &u) in out_row.iter_mut().zip(gate).zip(up) {
+            let out_piece = unsafe { std::slice::from_raw_parts_mut(dst.ptr().add(r * width + cols.start), cols.len()) };
+            for ((o, &g), &u) in out_piece.iter_mut().zip(gate).zip(up) {
                 *o = activation(g) * u;
             }
         }
@@ -106,11 +113,12 @@ mod tests {
 
     /// The result equals silu then a product, value by value, to the bit: on values across
     /// the range a model produces, zeros, large magnitudes where e^-g overflows or vanishes,
-    /// and with the two halves in either order.
+    /// and with the two halves in either order; rows shorter than a work item's piece and rows
+    /// of several pieces, the last one partial.
     #[test]
     fn equals_silu_then_product_to_the_bit() {
-        let (rows, width) = (5, 37);
-        for (gate_at, up_at) in [(0, width), (width, 0)] {
+        let shapes = [(5, 37), (3, 2 * ROW_PIECE + 452)];
+        for (rows, width, gate_at, up_at) in shapes.into_iter().flat_map(|(r, w)| [(r, w, 0, w), (r, w, w, 0)]) {
             let row_stride = 2 * width + 3;
             let mut values: Vec<f32> =
                 pseudo_random_bits(rows * row_stride, 23).iter().map(|&b| (b as f32 / (1u32 << 24) as f32 - 0.5) * 24.0).collect();
