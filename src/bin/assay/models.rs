@@ -326,9 +326,10 @@ fn run_other(cmd: ModelsCommand) -> anyhow::Result<()> {
                 println!("{}", serde_json::to_string_pretty(&bench)?);
             } else {
                 println!(
-                    "{id} ({} threads): prompt {:.1} tok/s ({} tokens), decode {:.1} tok/s ({} tokens), \
+                    "{id} ({} threads, median of {} rounds): prompt {:.1} tok/s ({} tokens), decode {:.1} tok/s ({} tokens), \
                      scoring {} options after {} tokens: {:.2}s with prefix reuse, {:.2}s without; peak RSS {}",
                     bench.threads,
+                    bench.rounds.len(),
                     bench.prompt_tok_per_s,
                     bench.prompt_tokens,
                     bench.decode_tok_per_s,
