@@ -35,6 +35,10 @@ use candle_core::{DType, Device, Module, Tensor};
 
 use super::device::{cpu_kernels, CpuKernels};
 
+/// Products of fewer activation rows than this (decoded tokens, a few at a time) hand their work
+/// out in shrinking chunks; longer ones in candle's fixed chunks.
+const SHRINKING_CHUNKS_BELOW_ROWS: usize = 8;
+
 #[derive(Debug, Clone)]
 pub struct WeightMatrix(Kernel);
 
@@ -143,8 +147,17 @@ impl WeightMatrix {
         let Some(m) = x.elem_count().checked_div(width) else {
             candle_core::bail!("a matrix of 0 columns (none declared) cannot be multiplied");
         };
-        // Chunks that shrink towards the end of each product (see work_split).
-        let parallel = super::work_split::in_shrinking_chunks;
+        // A decoded token's products are over in microseconds: chunks that shrink towards the
+        // end keep one thread from finishing alone (see work_split). A prompt's last chunk is a
+        // small share of its product, and there candle's fixed chunks measured 2-3% faster.
+        let pool = candle_core::utils::barrier_pool();
+        let parallel = |n: usize, f: &(dyn Fn(std::ops::Range<usize>) + Sync)| {
+            if m < SHRINKING_CHUNKS_BELOW_ROWS {
+                super::work_split::in_shrinking_chunks(n, f)
+            } else {
+                pool.execute_chunked(n, f)
+            }
+        };
         let values = x.to_dtype(DType::F32)?.flatten_all()?.to_vec1::<f32>()?;
         let wrong_size = || candle_core::Error::Msg(format!("{m} rows of {width} values do not make whole blocks"));
         let activations = match format {
