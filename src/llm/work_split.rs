@@ -26,7 +26,7 @@ pub fn in_shrinking_chunks(n: usize, f: &(dyn Fn(Range<usize>) + Sync)) {
     // From one of the pool's own threads a second call would wait for itself (candle's
     // `execute_chunked` runs such calls inline too; its flag for them is private, the
     // threads' names are not).
-    let on_a_pool_thread = std::thread::current().name().is_some_and(|n| n.starts_with("candle-bp-"));
+    let on_a_pool_thread = std::thread::current().name().is_some_and(|name| name.starts_with("candle-bp-"));
     if threads == 1 || on_a_pool_thread {
         f(0..n);
         return;
