@@ -242,11 +242,7 @@ pub fn bench_model_with(
     let peak_rss = peak_rss_mib();
     let prompt_tok_per_s = median(measured.iter().map(|r| r.prompt_tok_per_s));
     let decode_tok_per_s = median(measured.iter().map(|r| r.decode_tok_per_s));
-    let llama_cpp = llama_cpp_figures(&measured).map(|mut l| {
-        l.peak_rss_mib = llama_peak_mib;
-        l.rss_ratio = llama_peak_mib.zip(peak_rss).map(|(theirs, ours)| ours / theirs);
-        l
-    });
+    let llama_cpp = llama_cpp_figures(&measured, peak_rss, llama_peak_mib);
     Ok(ModelBench {
         model: model.name.clone(),
         threads,
@@ -287,8 +283,8 @@ fn our_speed(model: &LanguageModel, prompt: &[u32], decode_len: usize) -> Result
 }
 
 /// llama.cpp's medians and the ratios over the rounds in which llama-bench ran (None when it
-/// ran in none). Memory is filled in by the caller.
-pub fn llama_cpp_figures(rounds: &[BenchRound]) -> Option<LlamaCppBench> {
+/// ran in none), with the two sides' peak memory (MiB) when known.
+pub fn llama_cpp_figures(rounds: &[BenchRound], our_peak_mib: Option<f64>, their_peak_mib: Option<f64>) -> Option<LlamaCppBench> {
     let paired: Vec<(&BenchRound, f64, f64)> = rounds
         .iter()
         .filter_map(|r| Some((r, r.llama_cpp_prompt_tok_per_s?, r.llama_cpp_decode_tok_per_s?)))
@@ -305,8 +301,8 @@ pub fn llama_cpp_figures(rounds: &[BenchRound]) -> Option<LlamaCppBench> {
         decode_ratio: median(decode_ratios.iter().copied()),
         prompt_ratio_range: range(&prompt_ratios),
         decode_ratio_range: range(&decode_ratios),
-        peak_rss_mib: None,
-        rss_ratio: None,
+        peak_rss_mib: their_peak_mib,
+        rss_ratio: our_peak_mib.zip(their_peak_mib).map(|(ours, theirs)| ours / theirs),
     })
 }
 
@@ -460,25 +456,31 @@ mod tests {
             round((50.0, 15.0), Some((50.0, 15.0))),
             round((110.0, 33.0), Some((100.0, 30.0))),
         ];
-        let l = llama_cpp_figures(&rounds).expect("llama.cpp ran in every round");
+        let l = llama_cpp_figures(&rounds, None, None).expect("llama.cpp ran in every round");
         assert_eq!(l.prompt_ratio, 1.0);
         assert_eq!(l.decode_ratio, 1.0);
         assert_eq!(l.prompt_ratio_range, Some((1.0, 1.1)));
         assert_eq!(l.prompt_tok_per_s, 100.0);
         // Medians of the sides alone would give 100/100 here too, but not in general:
         let skewed = [round((90.0, 1.0), Some((100.0, 1.0))), round((60.0, 1.0), Some((50.0, 1.0)))];
-        let l = llama_cpp_figures(&skewed).expect("ran");
+        let l = llama_cpp_figures(&skewed, None, None).expect("ran");
         assert!((l.prompt_ratio - (0.9 + 1.2) / 2.0).abs() < 1e-12);
     }
 
     #[test]
     fn rounds_without_llama_cpp_give_no_comparison() {
-        assert!(llama_cpp_figures(&[round((1.0, 1.0), None)]).is_none());
-        assert!(llama_cpp_figures(&[]).is_none());
+        assert!(llama_cpp_figures(&[round((1.0, 1.0), None)], Some(100.0), Some(50.0)).is_none());
+        assert!(llama_cpp_figures(&[], None, None).is_none());
         // A round where it failed is left out, not counted as zero.
-        let l = llama_cpp_figures(&[round((80.0, 8.0), Some((100.0, 10.0))), round((1.0, 1.0), None)]).expect("one round ran");
+        let l = llama_cpp_figures(&[round((80.0, 8.0), Some((100.0, 10.0))), round((1.0, 1.0), None)], Some(300.0), Some(200.0))
+            .expect("one round ran");
         assert_eq!(l.prompt_ratio, 0.8);
         assert_eq!(l.decode_ratio_range, Some((0.8, 0.8)));
+        assert_eq!(l.peak_rss_mib, Some(200.0));
+        assert_eq!(l.rss_ratio, Some(1.5));
+        // Memory unknown on one side: no memory ratio.
+        let l = llama_cpp_figures(&[round((80.0, 8.0), Some((100.0, 10.0)))], Some(300.0), None).expect("ran");
+        assert_eq!(l.rss_ratio, None);
     }
 
     #[test]
