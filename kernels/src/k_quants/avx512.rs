@@ -416,19 +416,18 @@ unsafe fn panel_rows_q6k<const R: usize>(panel: &PanelQ6K, a: &Q8KRows, b: usize
 }
 
 macro_rules! panel_tile {
-    ($name:ident, $panel:ident, $unpack:ident, $rows:ident) => {
+    ($name:ident, $panel:ident, $lay:ident, $rows:ident) => {
         /// Weight rows `c0 .. c0 + 16` against activation rows `rows` (at most PANEL_ROWS).
         ///
         /// # Safety
         /// As `panel_tile`.
         #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,f16c,fma")]
-        unsafe fn $name(w: *const u8, block_bytes: usize, a: &Q8KRows, rows: Range<usize>, c0: usize, out: *mut f32, n: usize) {
+        unsafe fn $name(w: *const u8, row_bytes: usize, a: &Q8KRows, rows: Range<usize>, c0: usize, out: *mut f32, n: usize) {
             // Rows per pass: each row's sums are chains of dependent `vpdpbusd`s (latency 4-5
             // cycles, two issued per cycle), so it takes 8 rows' chains side by side to keep
             // both ports busy.
             const R: usize = 8;
             let nb = a.blocks_per_row;
-            let row_bytes = nb * block_bytes;
             let m = rows.len();
             // Neither the accumulators of rows past `m` nor the panel before its first layout
             // are read, so neither is zeroed (a `memset` of 9 KiB per work item).
@@ -438,7 +437,7 @@ macro_rules! panel_tile {
             }
             let mut panel = MaybeUninit::<$panel>::uninit();
             for b in 0..nb {
-                $unpack(w.add(c0 * row_bytes + b * block_bytes), row_bytes, panel.as_mut_ptr());
+                $lay(w, row_bytes, c0, b, panel.as_mut_ptr());
                 // SAFETY: the layout above wrote every field.
                 let panel = panel.assume_init_ref();
                 let mut r = 0;
@@ -472,8 +471,186 @@ unsafe fn rows_into<const R: usize>(acc: &mut [MaybeUninit<__m512>], pass: impl 
     }
     R
 }
-panel_tile!(panel_tile_q4k, PanelQ4K, panel_q4k, panel_rows_q4k);
-panel_tile!(panel_tile_q6k, PanelQ6K, panel_q6k, panel_rows_q6k);
+/// Lays out super-block `b` of weight rows `c0 .. c0 + 16` from the file's layout (rows
+/// `row_bytes` apart).
+///
+/// # Safety
+/// As `panel_q4k`, for the block at `w + c0 · row_bytes + b · 144`.
+#[inline(always)]
+unsafe fn file_q4k(w: *const u8, row_bytes: usize, c0: usize, b: usize, panel: *mut PanelQ4K) {
+    panel_q4k(w.add(c0 * row_bytes + b * WeightType::Q4K.block_bytes()), row_bytes, panel)
+}
+
+/// As `file_q4k`, for Q6_K.
+///
+/// # Safety
+/// As `panel_q6k`, for the block at `w + c0 · row_bytes + b · 210`.
+#[inline(always)]
+unsafe fn file_q6k(w: *const u8, row_bytes: usize, c0: usize, b: usize, panel: *mut PanelQ6K) {
+    panel_q6k(w.add(c0 * row_bytes + b * WeightType::Q6K.block_bytes()), row_bytes, panel)
+}
+
+/// The 16 rows' scales and mins of an interleaved record: scales 0..4, scales 4..8, mins 0..4
+/// and mins 4..8, a byte each, four to a lane (row `i` in lane `i`), by
+/// `q4k_scales_and_mins`'s bit operations on the three packed words of all rows at once.
+///
+/// # Safety
+/// The CPU must have AVX-512 F; `record` must be valid for reads of 256 bytes.
+#[inline(always)]
+unsafe fn interleaved_scales_and_mins(record: *const u8) -> [__m512i; 4] {
+    let word = |j: usize| _mm512_loadu_si512(record.add(64 + 64 * j) as *const _);
+    let (u0, u1, u2) = (word(0), word(1), word(2));
+    let (m1, m2, m3) = (_mm512_set1_epi32(0x3f3f_3f3f), _mm512_set1_epi32(0x0f0f_0f0f), _mm512_set1_epi32(0x0303_0303));
+    let high = |u: __m512i| _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(u, 6), m3), 4);
+    [
+        _mm512_and_si512(u0, m1),
+        _mm512_or_si512(_mm512_and_si512(u2, m2), high(u0)),
+        _mm512_and_si512(u1, m1),
+        _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(u2, 4), m2), high(u1)),
+    ]
+}
+
+/// Byte `k` of each lane of `v`, as a 32-bit integer.
+///
+/// # Safety
+/// The CPU must have AVX-512 F.
+#[inline(always)]
+unsafe fn lane_byte(v: __m512i, k: usize) -> __m512i {
+    _mm512_and_si512(_mm512_srlv_epi32(v, _mm512_set1_epi32(8 * k as i32)), _mm512_set1_epi32(0xff))
+}
+
+/// A min (below 64) in both 16-bit halves of its lane, for `vpdpwssd` (as `PanelQ4K::min`).
+///
+/// # Safety
+/// The CPU must have AVX-512 F.
+#[inline(always)]
+unsafe fn min_pair(m: __m512i) -> __m512i {
+    _mm512_or_si512(m, _mm512_slli_epi32(m, 16))
+}
+
+/// `acc[r]` += super-block `b` of 16 interleaved weight rows · activation rows `r0 + r`, read
+/// straight from the record (no panel laid out: with a few activation rows, writing and
+/// reading back the panel would cost more than the products). The same operations in the same
+/// order as `panel_rows_q4k` on the panel `interleaved_q4k` lays out, so the same bits.
+///
+/// # Safety
+/// The CPU must have AVX-512 F/BW/VL/VNNI, F16C and FMA; `record` must be a whole record;
+/// activation rows `r0 .. r0 + R` and their block `b` must exist in `a`.
+#[inline(always)]
+unsafe fn interleaved_rows_q4k<const R: usize>(record: *const u8, a: &Q8KRows, b: usize, r0: usize, acc: &mut [__m512; R]) {
+    let block: [usize; R] = std::array::from_fn(|r| (r0 + r) * a.blocks_per_row + b);
+    let packed = interleaved_scales_and_mins(record);
+    let low = _mm512_set1_epi8(0x0f);
+    let mut total = [_mm512_setzero_ps(); R];
+    for p in 0..4 {
+        // Sub-blocks 2p (low nibbles) and 2p + 1 (high nibbles) of the same 32 bytes.
+        let (mut low_sum, mut high_sum) = ([_mm512_setzero_si512(); R], [_mm512_setzero_si512(); R]);
+        for k in 0..8 {
+            let word = _mm512_loadu_si512(record.add(256 + 64 * (8 * p + k)) as *const _);
+            let (lo, hi) = (_mm512_and_si512(word, low), _mm512_and_si512(_mm512_srli_epi16(word, 4), low));
+            for r in 0..R {
+                low_sum[r] = _mm512_dpbusd_epi32(low_sum[r], lo, values_word(a, block[r], 16 * p + k));
+                high_sum[r] = _mm512_dpbusd_epi32(high_sum[r], hi, values_word(a, block[r], 16 * p + 8 + k));
+            }
+        }
+        let (low_scale, high_scale) = (_mm512_cvtepi32_ps(lane_byte(packed[p / 2], 2 * (p % 2))), _mm512_cvtepi32_ps(lane_byte(packed[p / 2], 2 * (p % 2) + 1)));
+        for r in 0..R {
+            total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(low_sum[r]), low_scale, total[r]);
+            total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(high_sum[r]), high_scale, total[r]);
+        }
+    }
+    let mut mins = [_mm512_setzero_si512(); R];
+    for s in 0..8 {
+        let min = min_pair(lane_byte(packed[2 + s / 4], s % 4));
+        for r in 0..R {
+            mins[r] = _mm512_dpwssd_epi32(mins[r], min, sums_word(a, block[r], s));
+        }
+    }
+    let d = _mm512_cvtph_ps(_mm256_loadu_si256(record as *const __m256i));
+    let dmin = _mm512_cvtph_ps(_mm256_loadu_si256(record.add(32) as *const __m256i));
+    for r in 0..R {
+        let da = _mm512_set1_ps(*a.scales.get_unchecked(block[r]));
+        acc[r] = _mm512_fmadd_ps(total[r], _mm512_mul_ps(d, da), acc[r]);
+        acc[r] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mins[r]), _mm512_mul_ps(dmin, da), acc[r]);
+    }
+}
+
+/// Lays out super-block `b` of weight rows `c0 .. c0 + 16` from their interleaved record
+/// (`interleaved`): the values are plain loads, and the scales and mins come from the three
+/// packed words of all 16 rows by `q4k_scales_and_mins`'s bit operations, one row per lane.
+/// Gives what `panel_q4k` gives from the file's layout, field by field.
+///
+/// # Safety
+/// The CPU must have AVX-512 F/BW/VL/VNNI, F16C and FMA; `w` must hold the records of rows
+/// `c0 ..` (c0 a multiple of 16) with `row_bytes / 144` records per 16 rows; `panel` must be
+/// valid for writes.
+#[inline(always)]
+unsafe fn interleaved_q4k(w: *const u8, row_bytes: usize, c0: usize, b: usize, panel: *mut PanelQ4K) {
+    use super::interleaved::RECORD;
+    // Records of 16 rows: c0 · row_bytes is where rows c0.. start in both layouts.
+    let record = w.add(c0 * row_bytes + b * RECORD);
+    let low = _mm512_set1_epi8(0x0f);
+    let q = addr_of_mut!((*panel).q).cast::<__m512i>();
+    for p in 0..4 {
+        for k in 0..8 {
+            // Word k of the 32 bytes at 16 + 32p of each row: its low nibbles are values
+            // 64p + 4k .., its high nibbles the same 32 places later (as `panel_q4k`).
+            let word = _mm512_loadu_si512(record.add(256 + 64 * (8 * p + k)) as *const _);
+            let g = 16 * p + k;
+            q.add(g).write(_mm512_and_si512(word, low));
+            q.add(g + 8).write(_mm512_and_si512(_mm512_srli_epi16(word, 4), low));
+        }
+    }
+    let packed = interleaved_scales_and_mins(record);
+    let (scale, min) = (addr_of_mut!((*panel).scale).cast::<__m512>(), addr_of_mut!((*panel).min).cast::<__m512i>());
+    for s in 0..8 {
+        scale.add(s).write_unaligned(_mm512_cvtepi32_ps(lane_byte(packed[s / 4], s % 4)));
+        min.add(s).write_unaligned(min_pair(lane_byte(packed[2 + s / 4], s % 4)));
+    }
+    addr_of_mut!((*panel).d).cast::<__m512>().write_unaligned(_mm512_cvtph_ps(_mm256_loadu_si256(record as *const __m256i)));
+    addr_of_mut!((*panel).dmin).cast::<__m512>().write_unaligned(_mm512_cvtph_ps(_mm256_loadu_si256(record.add(32) as *const __m256i)));
+}
+
+panel_tile!(panel_tile_q4k, PanelQ4K, file_q4k, panel_rows_q4k);
+panel_tile!(panel_tile_q6k, PanelQ6K, file_q6k, panel_rows_q6k);
+panel_tile!(interleaved_tile_q4k, PanelQ4K, interleaved_q4k, panel_rows_q4k);
+
+/// Activation rows `rows` (at most PANEL_ROWS) × weight rows `c0 .. c0 + 16` of an
+/// interleaved Q4_K matrix (`interleaved`) of `blocks_per_row` super-blocks a row.
+///
+/// # Safety
+/// The CPU must have AVX-512 F/BW/VL/VNNI, F16C and FMA. `w` must hold the records of rows
+/// `c0 .. c0 + 16` (c0 a multiple of 16); `rows` must lie inside `a`'s rows, of
+/// `blocks_per_row` blocks; `out` must be valid for writes of cells `r * n + c` for those rows
+/// and columns, and no other thread may touch them meanwhile.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,f16c,fma")]
+pub(super) unsafe fn interleaved_tile(w: *const u8, blocks_per_row: usize, a: &Q8KRows, rows: Range<usize>, c0: usize, out: *mut f32, n: usize) {
+    let row_bytes = blocks_per_row * WeightType::Q4K.block_bytes();
+    if rows.len() >= super::PANEL_MIN_ROWS {
+        return interleaved_tile_q4k(w, row_bytes, a, rows, c0, out, n);
+    }
+    // A few rows (decode): straight from the records, 4 rows or 1 at a time.
+    let first = w.add(c0 * row_bytes);
+    let m = rows.len();
+    let mut acc = [_mm512_setzero_ps(); super::PANEL_MIN_ROWS];
+    for b in 0..blocks_per_row {
+        let record = first.add(b * super::interleaved::RECORD);
+        _mm_prefetch::<_MM_HINT_T0>(record.wrapping_add(PREFETCH) as *const i8);
+        let mut r = 0;
+        while r < m {
+            if let Some((part, _)) = acc[r..m].split_first_chunk_mut::<4>() {
+                interleaved_rows_q4k::<4>(record, a, b, rows.start + r, part);
+                r += 4;
+            } else if let Some((part, _)) = acc[r..m].split_first_chunk_mut::<1>() {
+                interleaved_rows_q4k::<1>(record, a, b, rows.start + r, part);
+                r += 1;
+            }
+        }
+    }
+    for (r, acc) in acc[..m].iter().enumerate() {
+        _mm512_storeu_ps(out.add((rows.start + r) * n + c0), *acc);
+    }
+}
 
 /// Activation rows `rows` (at most PANEL_ROWS) × weight rows `c0 .. c0 + 16`.
 ///
@@ -484,8 +661,8 @@ panel_tile!(panel_tile_q6k, PanelQ6K, panel_q6k, panel_rows_q6k);
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,f16c,fma")]
 pub(super) unsafe fn panel_tile(ty: WeightType, w: *const u8, a: &Q8KRows, rows: Range<usize>, c0: usize, out: *mut f32, n: usize) {
     match ty {
-        WeightType::Q4K => panel_tile_q4k(w, ty.block_bytes(), a, rows, c0, out, n),
-        WeightType::Q6K => panel_tile_q6k(w, ty.block_bytes(), a, rows, c0, out, n),
+        WeightType::Q4K => panel_tile_q4k(w, a.blocks_per_row * ty.block_bytes(), a, rows, c0, out, n),
+        WeightType::Q6K => panel_tile_q6k(w, a.blocks_per_row * ty.block_bytes(), a, rows, c0, out, n),
     }
 }
 
