@@ -45,7 +45,7 @@ pub enum WeightType {
 
 impl WeightType {
     /// Bytes per super-block of 256 weights.
-    pub fn block_bytes(self) -> usize {
+    pub const fn block_bytes(self) -> usize {
         match self {
             WeightType::Q4K => 144,
             WeightType::Q6K => 210,
@@ -211,7 +211,7 @@ fn panel_width(isa: Isa) -> usize {
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 mod interleaved;
-pub use interleaved::InterleavedQ4K;
+pub use interleaved::InterleavedKQuant;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 #[cfg(target_arch = "aarch64")]
@@ -405,36 +405,38 @@ mod tests {
         }
     }
 
-    /// Interleaved Q4_K gives the panel product's bits on the rows in whole records, for any
+    /// Interleaved weights give the panel product's bits on the rows in whole records, for any
     /// number of activation rows (also a few, which the file's layout multiplies a weight row at
     /// a time), and the row-at-a-time kernel's bits on the rows left over; so a row's result
     /// does not depend on whether it is decoded or read in a prompt.
     #[test]
-    fn interleaved_q4k_gives_the_panel_products_bits() {
+    fn interleaved_weights_give_the_panel_products_bits() {
         if !Isa::Avx512Vnni.supported() {
-            eprintln!("interleaved Q4_K: this CPU lacks avx512, not tested");
+            eprintln!("interleaved K-quants: this CPU lacks avx512, not tested");
             return;
         }
         let (nb, rows, whole) = (3, 16 * 3 + 7, 16 * 3);
         let width = nb * QK_K;
-        let w = random_weights(WeightType::Q4K, rows, nb, 21);
-        let interleaved = InterleavedQ4K::from_file_bytes(&w, rows, nb).unwrap();
         let x: Vec<f32> = pseudo_random(70 * width, 5).iter().map(|b| f32::from(*b) / 40.0 - 3.0).collect();
-        let product = |m: usize, layout: &dyn Fn(&Q8KRows, &mut [f32])| {
-            let a = Q8KRows::quantize(&x[..m * width], m, width, &serial).unwrap();
-            let mut dst = vec![f32::NAN; m * rows];
-            layout(&a, &mut dst);
-            dst
-        };
-        let file = |a: &Q8KRows, dst: &mut [f32]| matmul(Isa::Avx512Vnni, WeightType::Q4K, &w, rows, a, dst, &serial).unwrap();
-        let panels = product(70, &file);
-        for m in [1, 3, 4, 5, 7, 8, 19, 70] {
-            let got = product(m, &|a, dst| interleaved.matmul(Isa::Avx512Vnni, a, dst, &serial).unwrap());
-            let row_at_a_time = product(m, &file);
-            for r in 0..m {
-                for c in 0..rows {
-                    let want = if c < whole { panels[r * rows + c] } else { row_at_a_time[r * rows + c] };
-                    assert_eq!(got[r * rows + c].to_bits(), want.to_bits(), "m={m} ({r},{c}): {} vs {want}", got[r * rows + c]);
+        for ty in [WeightType::Q4K, WeightType::Q6K] {
+            let w = random_weights(ty, rows, nb, 21);
+            let interleaved = InterleavedKQuant::from_file_bytes(ty, &w, rows, nb).unwrap();
+            let product = |m: usize, layout: &dyn Fn(&Q8KRows, &mut [f32])| {
+                let a = Q8KRows::quantize(&x[..m * width], m, width, &serial).unwrap();
+                let mut dst = vec![f32::NAN; m * rows];
+                layout(&a, &mut dst);
+                dst
+            };
+            let file = |a: &Q8KRows, dst: &mut [f32]| matmul(Isa::Avx512Vnni, ty, &w, rows, a, dst, &serial).unwrap();
+            let panels = product(70, &file);
+            for m in [1, 3, 4, 5, 7, 8, 19, 70] {
+                let got = product(m, &|a, dst| interleaved.matmul(Isa::Avx512Vnni, a, dst, &serial).unwrap());
+                let row_at_a_time = product(m, &file);
+                for r in 0..m {
+                    for c in 0..rows {
+                        let want = if c < whole { panels[r * rows + c] } else { row_at_a_time[r * rows + c] };
+                        assert_eq!(got[r * rows + c].to_bits(), want.to_bits(), "{ty:?} m={m} ({r},{c}): {} vs {want}", got[r * rows + c]);
+                    }
                 }
             }
         }
@@ -443,9 +445,10 @@ mod tests {
     #[test]
     fn interleaved_sizes_and_paths_are_checked() {
         let w = random_weights(WeightType::Q4K, 16, 1, 1);
-        assert!(InterleavedQ4K::from_file_bytes(&w, 16, 2).is_none());
-        assert!(InterleavedQ4K::from_file_bytes(&w[1..], 16, 1).is_none());
-        let interleaved = InterleavedQ4K::from_file_bytes(&w, 16, 1).unwrap();
+        assert!(InterleavedKQuant::from_file_bytes(WeightType::Q4K, &w, 16, 2).is_none());
+        assert!(InterleavedKQuant::from_file_bytes(WeightType::Q4K, &w[1..], 16, 1).is_none());
+        assert!(InterleavedKQuant::from_file_bytes(WeightType::Q6K, &w, 16, 1).is_none());
+        let interleaved = InterleavedKQuant::from_file_bytes(WeightType::Q4K, &w, 16, 1).unwrap();
         let a = Q8KRows::quantize(&[1.0; QK_K], 1, QK_K, &serial).unwrap();
         assert!(interleaved.matmul(Isa::Scalar, &a, &mut [0.0; 16], &serial).is_err());
         assert!(interleaved.matmul(Isa::Avx512Vnni, &a, &mut [0.0; 15], &serial).is_err());

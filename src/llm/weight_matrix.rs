@@ -18,8 +18,9 @@
 //! - CPU, Q4_K and Q6_K: our own kernel (`assay_kernels::k_quants`) on the file's blocks in
 //!   place. candle would keep packed copies beside them (on the 1.5B model 3.7 GB at the peak
 //!   against 1.4 GB) and is no faster, not even with AMX (docs/runtime.md). On the AVX-512
-//!   path Q4_K rows are instead stored 16 interleaved (`InterleavedQ4K`, the same bytes
-//!   reordered at load), which a decoded token's product streams 1.5–2× faster.
+//!   path the rows are instead stored 16 interleaved (`InterleavedKQuant`: the same bytes
+//!   reordered at load, the file's copy dropped), which a decoded token's product streams
+//!   faster (docs/runtime.md).
 //!
 //! Our kernels run on the path `device::cpu_kernels` picks: the fastest this CPU has (AVX-512
 //! VNNI, AVX-VNNI or AVX2), or the one `ASSAY_CPU` names. On ARM candle's kernels stay by
@@ -29,7 +30,7 @@
 use std::sync::Arc;
 
 use assay_kernels::isa::Isa;
-use assay_kernels::k_quants::{self, InterleavedQ4K, Q8KRows, WeightType};
+use assay_kernels::k_quants::{self, InterleavedKQuant, Q8KRows, WeightType};
 use assay_kernels::q4_1::{self, Q4Rows};
 use assay_kernels::q8_0::{self, Q8Rows};
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor};
@@ -54,8 +55,8 @@ enum Kernel {
     /// Q4_K/Q6_K weights on our own kernel, read in place from candle's copy of the file's
     /// blocks (candle's kernels, never called, never make their packed copies).
     OwnKQuant(Arc<QTensor>, WeightType, Isa),
-    /// Q4_K weights reordered 16 rows interleaved for our AVX-512 kernel (the file's copy dropped).
-    OwnInterleavedQ4K(Arc<InterleavedQ4K>, Isa),
+    /// Q4_K/Q6_K weights reordered 16 rows interleaved for our AVX-512 kernel.
+    OwnInterleaved(Arc<InterleavedKQuant>, Isa),
 }
 
 impl WeightMatrix {
@@ -76,10 +77,10 @@ impl WeightMatrix {
         }
         if let Some((ty, isa)) = own_k_quant_kernel_for(&t)? {
             let (rows, width) = t.shape().dims2()?;
-            if ty == WeightType::Q4K && isa == Isa::Avx512Vnni && rows >= 16 && width.is_multiple_of(k_quants::QK_K) {
-                let weights = InterleavedQ4K::from_file_bytes(&t.data()?, rows, width / k_quants::QK_K)
-                    .ok_or_else(|| candle_core::Error::Msg(format!("Q4_K data does not hold {rows}×{width} weights")))?;
-                return Ok(Self(Kernel::OwnInterleavedQ4K(Arc::new(weights), isa)));
+            if isa == Isa::Avx512Vnni && rows >= 16 && width.is_multiple_of(k_quants::QK_K) {
+                let weights = InterleavedKQuant::from_file_bytes(ty, &t.data()?, rows, width / k_quants::QK_K)
+                    .ok_or_else(|| candle_core::Error::Msg(format!("{ty:?} data does not hold {rows}×{width} weights")))?;
+                return Ok(Self(Kernel::OwnInterleaved(Arc::new(weights), isa)));
             }
             return Ok(Self(Kernel::OwnKQuant(Arc::new(t), ty, isa)));
         }
@@ -183,7 +184,7 @@ impl WeightMatrix {
                 (Kernel::OwnQ8_0(w, isa), Activations::Q8_0(a)) => q8_0::matmul(*isa, w, a, &mut out, &parallel),
                 (Kernel::OwnQ4_1(w, isa), Activations::Q8_0(a)) => q4_1::matmul(*isa, w, a, &mut out, &parallel),
                 (Kernel::OwnKQuant(w, ty, isa), Activations::Q8K(a)) => k_quants::matmul(*isa, *ty, &w.data()?, rows, a, &mut out, &parallel),
-                (Kernel::OwnInterleavedQ4K(w, isa), Activations::Q8K(a)) => w.matmul(*isa, a, &mut out, &parallel),
+                (Kernel::OwnInterleaved(w, isa), Activations::Q8K(a)) => w.matmul(*isa, a, &mut out, &parallel),
                 _ => Err("matrices of one activation format took another".to_string()),
             };
             done.map_err(candle_core::Error::Msg)?;
@@ -206,7 +207,7 @@ impl WeightMatrix {
             Kernel::OwnQ8_0(w, _) => Ok((w.rows, w.blocks_per_row * q8_0::BLOCK)),
             Kernel::OwnQ4_1(w, _) => Ok((w.rows, w.blocks_per_row * q8_0::BLOCK)),
             Kernel::OwnKQuant(w, _, _) => w.shape().dims2(),
-            Kernel::OwnInterleavedQ4K(w, _) => Ok((w.rows, w.blocks_per_row * k_quants::QK_K)),
+            Kernel::OwnInterleaved(w, _) => Ok((w.rows, w.blocks_per_row * k_quants::QK_K)),
         }
     }
 
@@ -215,7 +216,7 @@ impl WeightMatrix {
         match &self.0 {
             Kernel::Candle(_) => None,
             Kernel::OwnQ8_0(..) | Kernel::OwnQ4_1(..) => Some(ActivationFormat::Q8_0),
-            Kernel::OwnKQuant(..) | Kernel::OwnInterleavedQ4K(..) => Some(ActivationFormat::Q8K),
+            Kernel::OwnKQuant(..) | Kernel::OwnInterleaved(..) => Some(ActivationFormat::Q8K),
         }
     }
 }
