@@ -411,31 +411,30 @@ mod tests {
     /// does not depend on whether it is decoded or read in a prompt.
     #[test]
     fn interleaved_weights_give_the_panel_products_bits() {
-        if !Isa::Avx512Vnni.supported() {
-            eprintln!("interleaved K-quants: this CPU lacks avx512, not tested");
-            return;
-        }
+        let paths: Vec<Isa> = paths_under_test("interleaved K-quants").into_iter().filter(|isa| InterleavedKQuant::runs_on(*isa)).collect();
         let (nb, rows, whole) = (3, 16 * 3 + 7, 16 * 3);
         let width = nb * QK_K;
         let x: Vec<f32> = pseudo_random(70 * width, 5).iter().map(|b| f32::from(*b) / 40.0 - 3.0).collect();
-        for ty in [WeightType::Q4K, WeightType::Q6K] {
-            let w = random_weights(ty, rows, nb, 21);
-            let interleaved = InterleavedKQuant::from_file_bytes(ty, &w, rows, nb).unwrap();
-            let product = |m: usize, layout: &dyn Fn(&Q8KRows, &mut [f32])| {
-                let a = Q8KRows::quantize(&x[..m * width], m, width, &serial).unwrap();
-                let mut dst = vec![f32::NAN; m * rows];
-                layout(&a, &mut dst);
-                dst
-            };
-            let file = |a: &Q8KRows, dst: &mut [f32]| matmul(Isa::Avx512Vnni, ty, &w, rows, a, dst, &serial).unwrap();
-            let panels = product(70, &file);
-            for m in [1, 3, 4, 5, 7, 8, 19, 70] {
-                let got = product(m, &|a, dst| interleaved.matmul(Isa::Avx512Vnni, a, dst, &serial).unwrap());
-                let row_at_a_time = product(m, &file);
-                for r in 0..m {
-                    for c in 0..rows {
-                        let want = if c < whole { panels[r * rows + c] } else { row_at_a_time[r * rows + c] };
-                        assert_eq!(got[r * rows + c].to_bits(), want.to_bits(), "{ty:?} m={m} ({r},{c}): {} vs {want}", got[r * rows + c]);
+        for isa in paths {
+            for ty in [WeightType::Q4K, WeightType::Q6K] {
+                let w = random_weights(ty, rows, nb, 21);
+                let interleaved = InterleavedKQuant::from_file_bytes(ty, &w, rows, nb).unwrap();
+                let product = |m: usize, layout: &dyn Fn(&Q8KRows, &mut [f32])| {
+                    let a = Q8KRows::quantize(&x[..m * width], m, width, &serial).unwrap();
+                    let mut dst = vec![f32::NAN; m * rows];
+                    layout(&a, &mut dst);
+                    dst
+                };
+                let file = |a: &Q8KRows, dst: &mut [f32]| matmul(isa, ty, &w, rows, a, dst, &serial).unwrap();
+                let panels = product(70, &file);
+                for m in [1, 3, 4, 5, 7, 8, 19, 70] {
+                    let got = product(m, &|a, dst| interleaved.matmul(isa, a, dst, &serial).unwrap());
+                    let row_at_a_time = product(m, &file);
+                    for r in 0..m {
+                        for c in 0..rows {
+                            let want = if c < whole { panels[r * rows + c] } else { row_at_a_time[r * rows + c] };
+                            assert_eq!(got[r * rows + c].to_bits(), want.to_bits(), "{isa} {ty:?} m={m} ({r},{c}): {} vs {want}", got[r * rows + c]);
+                        }
                     }
                 }
             }
@@ -454,7 +453,9 @@ mod tests {
         assert!(interleaved.matmul(Isa::Avx512Vnni, &a, &mut [0.0; 15], &serial).is_err());
         let wide = Q8KRows::quantize(&[1.0; 2 * QK_K], 1, 2 * QK_K, &serial).unwrap();
         assert!(interleaved.matmul(Isa::Avx512Vnni, &wide, &mut [0.0; 16], &serial).is_err());
-        assert_eq!(interleaved.matmul(Isa::Avx512Vnni, &a, &mut [0.0; 16], &serial).is_ok(), Isa::Avx512Vnni.supported());
+        for isa in Isa::ALL {
+            assert_eq!(interleaved.matmul(isa, &a, &mut [0.0; 16], &serial).is_ok(), isa.supported() && InterleavedKQuant::runs_on(isa), "{isa}");
+        }
     }
 
     #[test]

@@ -17,10 +17,10 @@
 //!   file straight into our rows.
 //! - CPU, Q4_K and Q6_K: our own kernel (`assay_kernels::k_quants`) on the file's blocks in
 //!   place. candle would keep packed copies beside them (on the 1.5B model 3.7 GB at the peak
-//!   against 1.4 GB) and is no faster, not even with AMX (docs/runtime.md). On the AVX-512
-//!   path the rows are instead stored 16 interleaved (`InterleavedKQuant`: the same bytes
-//!   reordered at load, the file's copy dropped), which a decoded token's product streams
-//!   faster (docs/runtime.md).
+//!   against 1.4 GB) and is no faster, not even with AMX (docs/runtime.md). On the x86 paths
+//!   (AVX-512, AVX-VNNI, AVX2) the rows are stored 16 interleaved instead (`InterleavedKQuant`:
+//!   the same bytes reordered at load, the file's copy dropped), which a decoded token's
+//!   product streams faster (docs/runtime.md).
 //!
 //! Our kernels run on the path `device::cpu_kernels` picks: the fastest this CPU has (AVX-512
 //! VNNI, AVX-VNNI or AVX2), or the one `ASSAY_CPU` names. On ARM candle's kernels stay by
@@ -55,7 +55,7 @@ enum Kernel {
     /// Q4_K/Q6_K weights on our own kernel, read in place from candle's copy of the file's
     /// blocks (candle's kernels, never called, never make their packed copies).
     OwnKQuant(Arc<QTensor>, WeightType, Isa),
-    /// Q4_K/Q6_K weights reordered 16 rows interleaved for our AVX-512 kernel.
+    /// Q4_K/Q6_K weights reordered 16 rows interleaved for our x86 kernels.
     OwnInterleaved(Arc<InterleavedKQuant>, Isa),
 }
 
@@ -77,7 +77,7 @@ impl WeightMatrix {
         }
         if let Some((ty, isa)) = own_k_quant_kernel_for(&t)? {
             let (rows, width) = t.shape().dims2()?;
-            if isa == Isa::Avx512Vnni && rows >= 16 && width.is_multiple_of(k_quants::QK_K) {
+            if InterleavedKQuant::runs_on(isa) && rows >= 16 && width.is_multiple_of(k_quants::QK_K) {
                 let weights = InterleavedKQuant::from_file_bytes(ty, &t.data()?, rows, width / k_quants::QK_K)
                     .ok_or_else(|| candle_core::Error::Msg(format!("{ty:?} data does not hold {rows}×{width} weights")))?;
                 return Ok(Self(Kernel::OwnInterleaved(Arc::new(weights), isa)));

@@ -48,10 +48,10 @@ pub(super) unsafe fn tile(
 ) {
     let vnni = isa == Isa::AvxVnni;
     match (full_panel, ty, vnni) {
-        (true, WeightType::Q4K, true) => panel_tile_q4k_vnni(w, ty.block_bytes(), a, rows, cols.start, out, n),
-        (true, WeightType::Q4K, false) => panel_tile_q4k_avx2(w, ty.block_bytes(), a, rows, cols.start, out, n),
-        (true, WeightType::Q6K, true) => panel_tile_q6k_vnni(w, ty.block_bytes(), a, rows, cols.start, out, n),
-        (true, WeightType::Q6K, false) => panel_tile_q6k_avx2(w, ty.block_bytes(), a, rows, cols.start, out, n),
+        (true, WeightType::Q4K, true) => panel_tile_q4k_vnni(w, a.blocks_per_row * ty.block_bytes(), a, rows, cols.start, out, n),
+        (true, WeightType::Q4K, false) => panel_tile_q4k_avx2(w, a.blocks_per_row * ty.block_bytes(), a, rows, cols.start, out, n),
+        (true, WeightType::Q6K, true) => panel_tile_q6k_vnni(w, a.blocks_per_row * ty.block_bytes(), a, rows, cols.start, out, n),
+        (true, WeightType::Q6K, false) => panel_tile_q6k_avx2(w, a.blocks_per_row * ty.block_bytes(), a, rows, cols.start, out, n),
         (false, _, true) => rows_tile_vnni(ty, w, a, rows, cols, out, n),
         (false, _, false) => rows_tile_avx2(ty, w, a, rows, cols, out, n),
     }
@@ -636,17 +636,35 @@ unsafe fn rows_into<const R: usize>(acc: &mut [MaybeUninit<__m256>], pass: impl 
     R
 }
 
+/// Lays out super-block `b` of weight rows `c0 .. c0 + 8` from the file's layout (rows
+/// `row_bytes` apart).
+///
+/// # Safety
+/// As `panel_q4k`, for the block at `w + c0 · row_bytes + b · 144`.
+#[inline(always)]
+unsafe fn file_q4k<const VNNI: bool>(w: *const u8, row_bytes: usize, c0: usize, b: usize, panel: *mut Panel<8>) {
+    panel_q4k::<VNNI>(w.add(c0 * row_bytes + b * WeightType::Q4K.block_bytes()), row_bytes, panel)
+}
+
+/// As `file_q4k`, for Q6_K.
+///
+/// # Safety
+/// As `panel_q6k`, for the block at `w + c0 · row_bytes + b · 210`.
+#[inline(always)]
+unsafe fn file_q6k<const VNNI: bool>(w: *const u8, row_bytes: usize, c0: usize, b: usize, panel: *mut Panel<16>) {
+    panel_q6k::<VNNI>(w.add(c0 * row_bytes + b * WeightType::Q6K.block_bytes()), row_bytes, panel)
+}
+
 macro_rules! panel_tile {
-    ($name:ident, $unpack:ident, $subs:literal, $vnni:literal, $features:literal) => {
+    ($name:ident, $lay:ident, $subs:literal, $vnni:literal, $features:literal) => {
         /// Weight rows `c0 .. c0 + 8` against activation rows `rows` (at most PANEL_ROWS).
         ///
         /// # Safety
         /// As `tile` for a panel, on a CPU with the features enabled here.
         #[target_feature(enable = $features)]
-        unsafe fn $name(w: *const u8, block_bytes: usize, a: &Q8KRows, rows: Range<usize>, c0: usize, out: *mut f32, n: usize) {
+        unsafe fn $name(w: *const u8, row_bytes: usize, a: &Q8KRows, rows: Range<usize>, c0: usize, out: *mut f32, n: usize) {
             const R: usize = 4;
             let nb = a.blocks_per_row;
-            let row_bytes = nb * block_bytes;
             let m = rows.len();
             // Neither the accumulators of rows past `m` nor the panel before its first layout
             // are read, so neither is zeroed.
@@ -656,7 +674,7 @@ macro_rules! panel_tile {
             }
             let mut panel = MaybeUninit::<Panel<$subs>>::uninit();
             for b in 0..nb {
-                $unpack::<$vnni>(w.add(c0 * row_bytes + b * block_bytes), row_bytes, panel.as_mut_ptr());
+                $lay::<$vnni>(w, row_bytes, c0, b, panel.as_mut_ptr());
                 // SAFETY: the layout above wrote every field.
                 let panel = panel.assume_init_ref();
                 let mut r = 0;
@@ -674,10 +692,14 @@ macro_rules! panel_tile {
         }
     };
 }
-panel_tile!(panel_tile_q4k_avx2, panel_q4k, 8, false, "avx2,fma,f16c");
-panel_tile!(panel_tile_q6k_avx2, panel_q6k, 16, false, "avx2,fma,f16c");
-panel_tile!(panel_tile_q4k_vnni, panel_q4k, 8, true, "avx2,fma,f16c,avxvnni");
-panel_tile!(panel_tile_q6k_vnni, panel_q6k, 16, true, "avx2,fma,f16c,avxvnni");
+panel_tile!(panel_tile_q4k_avx2, file_q4k, 8, false, "avx2,fma,f16c");
+panel_tile!(panel_tile_q6k_avx2, file_q6k, 16, false, "avx2,fma,f16c");
+panel_tile!(panel_tile_q4k_vnni, file_q4k, 8, true, "avx2,fma,f16c,avxvnni");
+panel_tile!(panel_tile_q6k_vnni, file_q6k, 16, true, "avx2,fma,f16c,avxvnni");
+
+// After the macros it uses.
+mod interleaved;
+pub(super) use interleaved::interleaved_tile;
 
 const _: () = assert!(QK_K == 256);
 

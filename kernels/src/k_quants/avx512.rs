@@ -1,7 +1,7 @@
 //! The Q4_K/Q6_K kernel on AVX-512 VNNI: one weight row at a time for decode, 16-row panels for
 //! prompts (see the parent module).
 
-use super::interleaved::record_bytes;
+use super::interleaved::{record_bytes, Q4K_DMIN, Q4K_SCALES, Q4K_VALUES, Q6K_SCALES, Q6K_VALUES};
 use super::{Q8KRows, WeightType, QK_K};
 use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
@@ -499,7 +499,7 @@ unsafe fn file_q6k(w: *const u8, row_bytes: usize, c0: usize, b: usize, panel: *
 /// The CPU must have AVX-512 F; `record` must be valid for reads of 256 bytes.
 #[inline(always)]
 unsafe fn interleaved_scales_and_mins(record: *const u8) -> [__m512i; 4] {
-    let word = |j: usize| _mm512_loadu_si512(record.add(64 + 64 * j) as *const _);
+    let word = |j: usize| _mm512_loadu_si512(record.add(Q4K_SCALES + 64 * j) as *const _);
     let (u0, u1, u2) = (word(0), word(1), word(2));
     let (m1, m2, m3) = (_mm512_set1_epi32(0x3f3f_3f3f), _mm512_set1_epi32(0x0f0f_0f0f), _mm512_set1_epi32(0x0303_0303));
     let high = |u: __m512i| _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(u, 6), m3), 4);
@@ -547,7 +547,7 @@ unsafe fn interleaved_rows_q4k<const R: usize>(record: *const u8, a: &Q8KRows, b
         // Sub-blocks 2p (low nibbles) and 2p + 1 (high nibbles) of the same 32 bytes.
         let (mut low_sum, mut high_sum) = ([_mm512_setzero_si512(); R], [_mm512_setzero_si512(); R]);
         for k in 0..8 {
-            let word = _mm512_loadu_si512(record.add(256 + 64 * (8 * p + k)) as *const _);
+            let word = _mm512_loadu_si512(record.add(Q4K_VALUES + 64 * (8 * p + k)) as *const _);
             let (lo, hi) = (_mm512_and_si512(word, low), _mm512_and_si512(_mm512_srli_epi16(word, 4), low));
             for r in 0..R {
                 low_sum[r] = _mm512_dpbusd_epi32(low_sum[r], lo, values_word(a, block[r], 16 * p + k));
@@ -568,7 +568,7 @@ unsafe fn interleaved_rows_q4k<const R: usize>(record: *const u8, a: &Q8KRows, b
         }
     }
     let d = _mm512_cvtph_ps(_mm256_loadu_si256(record as *const __m256i));
-    let dmin = _mm512_cvtph_ps(_mm256_loadu_si256(record.add(32) as *const __m256i));
+    let dmin = _mm512_cvtph_ps(_mm256_loadu_si256(record.add(Q4K_DMIN) as *const __m256i));
     for r in 0..R {
         let da = _mm512_set1_ps(*a.scales.get_unchecked(block[r]));
         acc[r] = _mm512_fmadd_ps(total[r], _mm512_mul_ps(d, da), acc[r]);
@@ -595,7 +595,7 @@ unsafe fn interleaved_q4k(w: *const u8, row_bytes: usize, c0: usize, b: usize, p
         for k in 0..8 {
             // Word k of the 32 bytes at 16 + 32p of each row: its low nibbles are values
             // 64p + 4k .., its high nibbles the same 32 places later (as `panel_q4k`).
-            let word = _mm512_loadu_si512(record.add(256 + 64 * (8 * p + k)) as *const _);
+            let word = _mm512_loadu_si512(record.add(Q4K_VALUES + 64 * (8 * p + k)) as *const _);
             let g = 16 * p + k;
             q.add(g).write(_mm512_and_si512(word, low));
             q.add(g + 8).write(_mm512_and_si512(_mm512_srli_epi16(word, 4), low));
@@ -608,7 +608,7 @@ unsafe fn interleaved_q4k(w: *const u8, row_bytes: usize, c0: usize, b: usize, p
         min.add(s).write_unaligned(min_pair(lane_byte(packed[2 + s / 4], s % 4)));
     }
     addr_of_mut!((*panel).d).cast::<__m512>().write_unaligned(_mm512_cvtph_ps(_mm256_loadu_si256(record as *const __m256i)));
-    addr_of_mut!((*panel).dmin).cast::<__m512>().write_unaligned(_mm512_cvtph_ps(_mm256_loadu_si256(record.add(32) as *const __m256i)));
+    addr_of_mut!((*panel).dmin).cast::<__m512>().write_unaligned(_mm512_cvtph_ps(_mm256_loadu_si256(record.add(Q4K_DMIN) as *const __m256i)));
 }
 
 panel_tile!(panel_tile_q4k, PanelQ4K, file_q4k, panel_rows_q4k);
@@ -634,11 +634,6 @@ unsafe fn q6k_values(nibbles: __m512i, high: __m512i, part: usize) -> __m512i {
     // (nibbles & 0x0f) | high_bits.
     _mm512_ternarylogic_epi32::<0xEA>(nibbles, _mm512_set1_epi8(0x0f), high_bits)
 }
-
-/// Offsets into a Q6_K record (`interleaved`): the 16 rows' f16 d, then 4 words of scales,
-/// then the values' words three at a time, each 64 bytes for the 16 rows.
-const Q6K_SCALES: usize = 32;
-const Q6K_VALUES: usize = Q6K_SCALES + 4 * 64;
 
 /// The three words of value bits for half `h` and word `k` of a Q6_K record: the low bits of
 /// values 128h + 4k .. (+ 32 · 0 and 2 in its nibbles), of 128h + 32 + 4k .. (parts 1 and 3),

@@ -1,4 +1,4 @@
-//! Q4_K and Q6_K weights stored 16 rows interleaved, for the AVX-512 path.
+//! Q4_K and Q6_K weights stored 16 rows interleaved, for the x86 paths (AVX-512, AVX2).
 //!
 //! Read in the file's layout, a decoded token's product unpacks each weight row's super-blocks
 //! alone: scales bit by bit, values into registers, a horizontal sum per output. On an AMD
@@ -18,7 +18,7 @@
 
 use super::{Q8KRows, WeightType, QK_K};
 use crate::isa::Isa;
-use crate::{Parallel, SharedOut};
+use crate::Parallel;
 
 /// Weight rows per record: one 32-bit lane each in a 512-bit register.
 pub(super) const ROWS: usize = 16;
@@ -38,6 +38,14 @@ fn record_words(ty: WeightType) -> Vec<(usize, usize)> {
             .collect(),
     }
 }
+
+/// Where fields start in a record (`record_words` in bytes, times 16 rows). Q4_K: d at 0.
+pub(super) const Q4K_DMIN: usize = 32;
+pub(super) const Q4K_SCALES: usize = 64;
+pub(super) const Q4K_VALUES: usize = Q4K_SCALES + 3 * 64;
+/// Q6_K: d at 0; the values' words three at a time (`record_words`).
+pub(super) const Q6K_SCALES: usize = 32;
+pub(super) const Q6K_VALUES: usize = Q6K_SCALES + 4 * 64;
 
 /// Bytes per record of `ty`: 16 of its blocks.
 pub(super) const fn record_bytes(ty: WeightType) -> usize {
@@ -80,8 +88,8 @@ impl InterleavedKQuant {
     }
 
     /// `dst[r * rows + c]` = row `r` of `a` · weight row `c`, as `k_quants::matmul` with
-    /// panels gives (to the bit on rows in whole records, for any number of activation rows);
-    /// `isa` must be AVX-512 VNNI, the only path with this layout.
+    /// panels gives on `isa` (to the bit on rows in whole records, for any number of
+    /// activation rows); `isa` must be one of the x86 paths (AVX-512 VNNI, AVX-VNNI, AVX2).
     pub fn matmul(&self, isa: Isa, a: &Q8KRows, dst: &mut [f32], parallel: Parallel) -> Result<(), String> {
         let (rows, nb) = (self.rows, self.blocks_per_row);
         let blocks = a.rows * nb;
@@ -101,35 +109,77 @@ impl InterleavedKQuant {
                 dst.len()
             ));
         }
-        if isa != Isa::Avx512Vnni || !isa.supported() {
-            return Err(format!("interleaved {:?} matmul: runs on the avx512 path only, not {isa}", self.ty));
+        if !Self::runs_on(isa) || !isa.supported() {
+            return Err(format!("interleaved {:?} matmul: runs on the x86 paths, not {isa} (or not on this CPU)", self.ty));
         }
-        // Only x86-64 CPUs report AVX-512 as supported.
+        // Only x86-64 CPUs report these paths as supported.
         #[cfg(target_arch = "x86_64")]
-        self.run(a, dst, parallel);
+        self.run(isa, a, dst, parallel);
         #[cfg(not(target_arch = "x86_64"))]
         let _ = parallel;
         Ok(())
     }
 
+    /// Whether `isa` has kernels for this layout.
+    pub fn runs_on(isa: Isa) -> bool {
+        matches!(isa, Isa::Avx512Vnni | Isa::AvxVnni | Isa::Avx2)
+    }
+
     #[cfg(target_arch = "x86_64")]
-    fn run(&self, a: &Q8KRows, dst: &mut [f32], parallel: Parallel) {
+    fn run(&self, isa: Isa, a: &Q8KRows, dst: &mut [f32], parallel: Parallel) {
         let (ty, rows, nb) = (self.ty, self.rows, self.blocks_per_row);
         let whole = rows / ROWS * ROWS;
         let (records, tail) = self.bytes.split_at(whole * nb * ty.block_bytes());
-        let out = SharedOut(dst.as_mut_ptr());
+        let out = crate::SharedOut(dst.as_mut_ptr());
         let group_rows = if a.rows >= super::PANEL_MIN_ROWS { super::PANEL_ROWS } else { a.rows };
         crate::for_each_output_tile(parallel, a.rows, rows, group_rows, ROWS, &|r, c| {
             if c.start < whole {
                 // SAFETY: checked in `matmul`: the CPU runs AVX-512 VNNI, `a` has `nb` blocks a
                 // row and `dst` a.rows × rows cells; records `c.start / 16 · nb ..` exist as
                 // `c` lies inside the whole records; work items cover disjoint cells.
-                unsafe { super::avx512::interleaved_tile(ty, records.as_ptr(), a, r, c.start, out.ptr(), rows) }
+                unsafe {
+                    match isa {
+                        Isa::Avx512Vnni => super::avx512::interleaved_tile(ty, records.as_ptr(), a, r, c.start, out.ptr(), rows),
+                        _ => super::avx2::interleaved_tile(isa, ty, records.as_ptr(), a, r, c.start, out.ptr(), rows),
+                    }
+                }
             } else {
                 // SAFETY: as above; the tail holds rows `whole ..` in the file's layout, and the
                 // output pointer moved by `whole` keeps cell `r * rows + whole + c` in `dst`.
-                unsafe { super::avx512::tile(ty, tail.as_ptr(), a, r, c.start - whole..c.end - whole, out.ptr().add(whole), rows) }
+                let (tail, cols, out) = (tail.as_ptr(), c.start - whole..c.end - whole, unsafe { out.ptr().add(whole) });
+                unsafe {
+                    match isa {
+                        Isa::Avx512Vnni => super::avx512::tile(ty, tail, a, r, cols, out, rows),
+                        _ => super::avx2::tile(isa, false, ty, tail, a, r, cols, out, rows),
+                    }
+                }
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The field offsets the kernels read at are where `record_words` puts the fields.
+    #[test]
+    fn field_offsets_follow_the_record_words() {
+        let start_of = |ty: WeightType, offset: usize| -> usize {
+            let words = record_words(ty);
+            let index = words.iter().position(|&(at, _)| at == offset).expect("a word starts there");
+            words[..index].iter().map(|&(_, size)| ROWS * size).sum()
+        };
+        assert_eq!(start_of(WeightType::Q4K, 2), Q4K_DMIN);
+        assert_eq!(start_of(WeightType::Q4K, 4), Q4K_SCALES);
+        assert_eq!(start_of(WeightType::Q4K, 16), Q4K_VALUES);
+        assert_eq!(start_of(WeightType::Q6K, 192), Q6K_SCALES);
+        assert_eq!(start_of(WeightType::Q6K, 0), Q6K_VALUES);
+        for ty in [WeightType::Q4K, WeightType::Q6K] {
+            let mut covered: Vec<usize> = record_words(ty).iter().flat_map(|&(at, size)| at..at + size).collect();
+            covered.sort_unstable();
+            assert_eq!(covered, (0..ty.block_bytes()).collect::<Vec<_>>(), "{ty:?}: every byte once");
+            assert_eq!(record_words(ty).iter().map(|&(_, size)| ROWS * size).sum::<usize>(), record_bytes(ty));
+        }
     }
 }
