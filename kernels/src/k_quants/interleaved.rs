@@ -58,6 +58,8 @@ pub struct InterleavedKQuant {
     pub ty: WeightType,
     pub rows: usize,
     pub blocks_per_row: usize,
+    // Read by the x86 kernels only; elsewhere `matmul` refuses every path.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     bytes: Vec<u8>,
 }
 
