@@ -13,7 +13,8 @@
 //! The integer sums are exact in both, so the two paths give the same bits. Panels keep one
 //! integer per output and super-block (the sub-blocks' sums times their integer scales) and
 //! scale it in f32 once, where they used to convert and scale every sub-block's sum (AVX2
-//! panels 13–19% faster on Q4_K, 3–9% on Q6_K; docs/runtime.md).
+//! panels 13–19% faster on Q4_K, 3–9% on Q6_K; docs/runtime.md). `interleaved` runs both
+//! shapes on interleaved records.
 
 use super::{Q8KRows, WeightType, PANEL_ROWS, QK_K};
 use crate::isa::Isa;
