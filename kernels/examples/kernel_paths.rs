@@ -1,12 +1,12 @@
 //! Times every kernel path this CPU runs on matrices of the default models' shapes, so the
 //! paths can be compared on one machine: `cargo run --release -p assay-kernels --example
 //! kernel_paths [threads] [type]` (2 threads unless given; only products of `type`, e.g. Q8_0,
-//! when given: Q4K, Q6K, Q8_0, Q4_1). Weights and activations are
+//! when given: Q4K, Q6K, Q8_0, Q4_1, or `step` for a 1.5B decode step's products). Weights and activations are
 //! pseudo-random. The paths take turns, round after round for 0.3 s per path, and each
 //! path's fastest run is kept: on a shared machine, load then falls on all paths alike.
 
 use assay_kernels::isa::Isa;
-use assay_kernels::k_quants::{self, Q8KRows, WeightType, QK_K};
+use assay_kernels::k_quants::{self, InterleavedKQuant, Q8KRows, WeightType, QK_K};
 use assay_kernels::q4_1::{self, Q4Rows};
 use assay_kernels::q8_0::{self, Q8Rows};
 use std::ops::Range;
@@ -94,6 +94,40 @@ fn main() {
             });
             println!("| {ty:?} {n}×{width} | {m} | {} |", cells(&times));
         }
+        // The same weights stored 16 rows interleaved, as the x86 paths hold them.
+        let interleaved = InterleavedKQuant::from_file_bytes(ty, &w, n, width / QK_K).expect("sizes agree");
+        for m in [1, 7, 8, 64] {
+            let x = pseudo_random(m * width, 3);
+            let mut dst = vec![0f32; m * n];
+            let times = fastest_by_turns(&paths, |isa| !InterleavedKQuant::runs_on(isa), |isa| {
+                let a = Q8KRows::quantize(&x, m, width, &parallel).expect("sizes agree");
+                interleaved.matmul(isa, &a, &mut dst, &parallel).expect("sizes agree");
+            });
+            println!("| {ty:?} {n}×{width} interleaved | {m} | {} |", cells(&times));
+        }
+    }
+    // A decode step of the 1.5B model's K-quant products: 28 layers of one-row products over
+    // 0.8 GB of weights (q, k, o and gate+up Q4_K; v and down Q6_K), streamed from memory as
+    // the model streams them, in the file's layout and interleaved.
+    if wanted("step") {
+        let layer_shapes = [(WeightType::Q4K, 1536, 1536), (WeightType::Q4K, 256, 1536), (WeightType::Q6K, 256, 1536), (WeightType::Q4K, 1536, 1536), (WeightType::Q4K, 17920, 1536), (WeightType::Q6K, 1536, 8960)];
+        let layers: Vec<(WeightType, usize, usize, Vec<u8>)> = (0..28).flat_map(|_| layer_shapes).map(|(ty, n, width)| (ty, n, width, k_quant_weights(ty, n, width))).collect();
+        let interleaved: Vec<InterleavedKQuant> = layers.iter().map(|(ty, n, width, w)| InterleavedKQuant::from_file_bytes(*ty, w, *n, width / QK_K).expect("sizes agree")).collect();
+        let inputs: Vec<Q8KRows> = [1536, 8960].iter().map(|&width| Q8KRows::quantize(&pseudo_random(width, 4), 1, width, &parallel).expect("sizes agree")).collect();
+        let input = |width: usize| &inputs[usize::from(width != 1536)];
+        let mut dst = vec![0f32; 17920];
+        let file = fastest_by_turns(&paths, |isa| isa == Isa::Scalar, |isa| {
+            for (ty, n, width, w) in &layers {
+                k_quants::matmul(isa, *ty, w, *n, input(*width), &mut dst[..*n], &parallel).expect("sizes agree");
+            }
+        });
+        println!("| 1.5B decode step, 168 K-quant products | 1 | {} |", cells(&file));
+        let stored = fastest_by_turns(&paths, |isa| !InterleavedKQuant::runs_on(isa), |isa| {
+            for w in &interleaved {
+                w.matmul(isa, input(w.blocks_per_row * QK_K), &mut dst[..w.rows], &parallel).expect("sizes agree");
+            }
+        });
+        println!("| same, interleaved | 1 | {} |", cells(&stored));
     }
     let q8_shapes = if wanted("Q8_0") { &[(1152, 576), (9728, 896), (896, 4864)][..] } else { &[] };
     for &(n, width) in q8_shapes {
