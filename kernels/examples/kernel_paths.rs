@@ -95,7 +95,7 @@ fn main() {
             println!("| {ty:?} {n}×{width} | {m} | {} |", cells(&times));
         }
         // The same weights stored 16 rows interleaved, as the x86 paths hold them.
-        let interleaved = InterleavedKQuant::from_file_bytes(ty, &w, n, width / QK_K).expect("sizes agree");
+        let interleaved = InterleavedKQuant::from_file_bytes(ty, &w, n, width / QK_K, &parallel).expect("sizes agree");
         for m in [1, 7, 8, 64] {
             let x = pseudo_random(m * width, 3);
             let mut dst = vec![0f32; m * n];
@@ -112,7 +112,7 @@ fn main() {
     if wanted("step") {
         let layer_shapes = [(WeightType::Q4K, 1536, 1536), (WeightType::Q4K, 256, 1536), (WeightType::Q6K, 256, 1536), (WeightType::Q4K, 1536, 1536), (WeightType::Q4K, 17920, 1536), (WeightType::Q6K, 1536, 8960)];
         let layers: Vec<(WeightType, usize, usize, Vec<u8>)> = (0..28).flat_map(|_| layer_shapes).map(|(ty, n, width)| (ty, n, width, k_quant_weights(ty, n, width))).collect();
-        let interleaved: Vec<InterleavedKQuant> = layers.iter().map(|(ty, n, width, w)| InterleavedKQuant::from_file_bytes(*ty, w, *n, width / QK_K).expect("sizes agree")).collect();
+        let interleaved: Vec<InterleavedKQuant> = layers.iter().map(|(ty, n, width, w)| InterleavedKQuant::from_file_bytes(*ty, w, *n, width / QK_K, &parallel).expect("sizes agree")).collect();
         let inputs: Vec<Q8KRows> = [1536, 8960].iter().map(|&width| Q8KRows::quantize(&pseudo_random(width, 4), 1, width, &parallel).expect("sizes agree")).collect();
         let input = |width: usize| &inputs[usize::from(width != 1536)];
         let mut dst = vec![0f32; 17920];

@@ -424,7 +424,7 @@ mod tests {
         for isa in paths {
             for ty in [WeightType::Q4K, WeightType::Q6K] {
                 let w = random_weights(ty, rows, nb, 21);
-                let interleaved = InterleavedKQuant::from_file_bytes(ty, &w, rows, nb).unwrap();
+                let interleaved = InterleavedKQuant::from_file_bytes(ty, &w, rows, nb, &serial).unwrap();
                 let product = |m: usize, layout: &dyn Fn(&Q8KRows, &mut [f32])| {
                     let a = Q8KRows::quantize(&x[..m * width], m, width, &serial).unwrap();
                     let mut dst = vec![f32::NAN; m * rows];
@@ -450,10 +450,10 @@ mod tests {
     #[test]
     fn interleaved_sizes_and_paths_are_checked() {
         let w = random_weights(WeightType::Q4K, 16, 1, 1);
-        assert!(InterleavedKQuant::from_file_bytes(WeightType::Q4K, &w, 16, 2).is_none());
-        assert!(InterleavedKQuant::from_file_bytes(WeightType::Q4K, &w[1..], 16, 1).is_none());
-        assert!(InterleavedKQuant::from_file_bytes(WeightType::Q6K, &w, 16, 1).is_none());
-        let interleaved = InterleavedKQuant::from_file_bytes(WeightType::Q4K, &w, 16, 1).unwrap();
+        assert!(InterleavedKQuant::from_file_bytes(WeightType::Q4K, &w, 16, 2, &serial).is_none());
+        assert!(InterleavedKQuant::from_file_bytes(WeightType::Q4K, &w[1..], 16, 1, &serial).is_none());
+        assert!(InterleavedKQuant::from_file_bytes(WeightType::Q6K, &w, 16, 1, &serial).is_none());
+        let interleaved = InterleavedKQuant::from_file_bytes(WeightType::Q4K, &w, 16, 1, &serial).unwrap();
         let a = Q8KRows::quantize(&[1.0; QK_K], 1, QK_K, &serial).unwrap();
         assert!(interleaved.matmul(Isa::Scalar, &a, &mut [0.0; 16], &serial).is_err());
         assert!(interleaved.matmul(Isa::Avx512Vnni, &a, &mut [0.0; 15], &serial).is_err());

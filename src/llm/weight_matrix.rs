@@ -78,7 +78,9 @@ impl WeightMatrix {
         if let Some((ty, isa)) = own_k_quant_kernel_for(&t)? {
             let (rows, width) = t.shape().dims2()?;
             if InterleavedKQuant::runs_on(isa) && rows >= 16 && width.is_multiple_of(k_quants::QK_K) {
-                let weights = InterleavedKQuant::from_file_bytes(ty, &t.data()?, rows, width / k_quants::QK_K)
+                let pool = candle_core::utils::barrier_pool();
+                let parallel = |n: usize, f: &(dyn Fn(std::ops::Range<usize>) + Sync)| pool.execute_chunked(n, f);
+                let weights = InterleavedKQuant::from_file_bytes(ty, &t.data()?, rows, width / k_quants::QK_K, &parallel)
                     .ok_or_else(|| candle_core::Error::Msg(format!("{ty:?} data does not hold {rows}×{width} weights")))?;
                 return Ok(Self(Kernel::OwnInterleaved(Arc::new(weights), isa)));
             }

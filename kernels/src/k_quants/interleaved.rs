@@ -64,8 +64,9 @@ pub struct InterleavedKQuant {
 }
 
 impl InterleavedKQuant {
-    /// The matrix whose rows `w` holds in the file's layout; None when the sizes disagree.
-    pub fn from_file_bytes(ty: WeightType, w: &[u8], rows: usize, blocks_per_row: usize) -> Option<Self> {
+    /// The matrix whose rows `w` holds in the file's layout, records laid out through
+    /// `parallel`; None when the sizes disagree.
+    pub fn from_file_bytes(ty: WeightType, w: &[u8], rows: usize, blocks_per_row: usize, parallel: Parallel) -> Option<Self> {
         let block = ty.block_bytes();
         let row_bytes = blocks_per_row.checked_mul(block)?;
         if rows.checked_mul(row_bytes)? != w.len() {
@@ -73,19 +74,25 @@ impl InterleavedKQuant {
         }
         let whole = rows / ROWS * ROWS;
         let words = record_words(ty);
-        let mut bytes = vec![0; whole * row_bytes];
-        for (index, record) in bytes.chunks_exact_mut(record_bytes(ty)).enumerate() {
-            let (first, b) = (index / blocks_per_row * ROWS, index % blocks_per_row);
-            let mut at = 0;
-            for &(offset, size) in &words {
-                for i in 0..ROWS {
-                    let src = (first + i) * row_bytes + b * block + offset;
-                    record[at + i * size..][..size].copy_from_slice(&w[src..src + size]);
+        let mut bytes = vec![0; w.len()];
+        bytes[whole * row_bytes..].copy_from_slice(&w[whole * row_bytes..]);
+        let records = crate::SharedOut(bytes.as_mut_ptr());
+        parallel(whole / ROWS * blocks_per_row, &|items| {
+            for index in items {
+                // SAFETY: `index` is below the number of records, each `record_bytes(ty)` long
+                // inside `bytes`; each record is written by exactly one work item.
+                let record = unsafe { std::slice::from_raw_parts_mut(records.ptr().add(index * record_bytes(ty)), record_bytes(ty)) };
+                let (first, b) = (index / blocks_per_row * ROWS, index % blocks_per_row);
+                let mut at = 0;
+                for &(offset, size) in &words {
+                    for i in 0..ROWS {
+                        let src = (first + i) * row_bytes + b * block + offset;
+                        record[at + i * size..][..size].copy_from_slice(&w[src..src + size]);
+                    }
+                    at += ROWS * size;
                 }
-                at += ROWS * size;
             }
-        }
-        bytes.extend_from_slice(&w[whole * row_bytes..]);
+        });
         Some(Self { ty, rows, blocks_per_row, bytes })
     }
 
