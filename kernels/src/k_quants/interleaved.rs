@@ -140,11 +140,12 @@ impl InterleavedKQuant {
         let whole = rows / ROWS * ROWS;
         let (records, tail) = self.bytes.split_at(whole * nb * ty.block_bytes());
         let out = crate::SharedOut(dst.as_mut_ptr());
-        let group_rows = if a.rows >= super::PANEL_MIN_ROWS { super::PANEL_ROWS } else { a.rows };
+        // Prompts in groups of panel rows; a few rows (decode) in one group.
+        let group_rows = if a.rows >= super::PANEL_MIN_ROWS { super::PANEL_ROWS } else { super::PANEL_MIN_ROWS };
         crate::for_each_output_tile(parallel, a.rows, rows, group_rows, ROWS, &|r, c| {
             if c.start < whole {
-                // SAFETY: checked in `matmul`: the CPU runs AVX-512 VNNI, `a` has `nb` blocks a
-                // row and `dst` a.rows × rows cells; records `c.start / 16 · nb ..` exist as
+                // SAFETY: checked in `matmul`: the CPU runs `isa` (an x86 path), `a` has `nb`
+                // blocks a row and `dst` a.rows × rows cells; records `c.start / 16 · nb ..` exist as
                 // `c` lies inside the whole records; work items cover disjoint cells.
                 unsafe {
                     match isa {
