@@ -74,6 +74,12 @@ pub struct Q8KRows {
 }
 
 impl Q8KRows {
+    /// Whether every part holds `rows × blocks_per_row` blocks (the kernels rely on it).
+    pub fn is_whole(&self) -> bool {
+        let blocks = self.rows * self.blocks_per_row;
+        [self.scales.len(), self.values.len(), self.sums.len(), self.int_sums.len()].iter().all(|&n| n == blocks)
+    }
+
     /// `m` rows of `width` values quantized as candle's `BlockQ8K::from_float` does (scale
     /// from the value of largest magnitude, -127/max, rounded), rows spread over `parallel`.
     /// None when the sizes disagree.
@@ -150,13 +156,7 @@ const COL_BLOCK: usize = 32;
 #[allow(clippy::too_many_arguments)]
 pub fn matmul(isa: Isa, ty: WeightType, w: &[u8], rows: usize, a: &Q8KRows, dst: &mut [f32], parallel: Parallel) -> Result<(), String> {
     let nb = a.blocks_per_row;
-    let blocks = a.rows * nb;
-    if Some(w.len()) != rows.checked_mul(nb).and_then(|b| b.checked_mul(ty.block_bytes()))
-        || a.scales.len() != blocks
-        || a.values.len() != blocks
-        || a.sums.len() != blocks
-        || a.int_sums.len() != blocks
-        || dst.len() != a.rows * rows
+    if Some(w.len()) != rows.checked_mul(nb).and_then(|b| b.checked_mul(ty.block_bytes())) || !a.is_whole() || dst.len() != a.rows * rows
     {
         return Err(format!(
             "{ty:?} matmul: {} bytes for {rows}×{} weights, {}×{} activations, {} outputs",

@@ -526,23 +526,33 @@ unsafe fn panel_rows<const VNNI: bool, const S: usize, const R: usize>(panel: &P
         }
     }
     let d = _mm256_loadu_ps(panel.d.as_ptr());
+    let offset: [__m256; S] = std::array::from_fn(|s| _mm256_loadu_ps(panel.offset[s].as_ptr()));
     for (r, (acc, total)) in acc.iter_mut().zip(total).enumerate() {
-        let i = (r0 + r) * nb + b;
-        let sums = a.sums.get_unchecked(i);
-        // The offsets in four independent sums: one chain of S fused multiply-adds would be
-        // S times their latency long, per row.
-        let mut offsets = [_mm256_setzero_ps(); 4];
-        for s in 0..S {
-            let offset_sum = match S {
-                8 => sums[2 * s] + sums[2 * s + 1],
-                _ => sums[s],
-            };
-            offsets[s % 4] = _mm256_fmadd_ps(_mm256_loadu_ps(panel.offset[s].as_ptr()), _mm256_set1_ps(offset_sum), offsets[s % 4]);
-        }
-        let offsets = _mm256_add_ps(_mm256_add_ps(offsets[0], offsets[1]), _mm256_add_ps(offsets[2], offsets[3]));
-        let scaled = _mm256_fmsub_ps(_mm256_cvtepi32_ps(total), _mm256_mul_ps(d, _mm256_set1_ps(*a.scales.get_unchecked(i))), offsets);
-        *acc = _mm256_add_ps(*acc, scaled);
+        add_scaled_row(&offset, d, a, (r0 + r) * nb + b, total, acc);
     }
+}
+
+/// `acc` += a row's super-block: its exact integer sum `total` times `d` and the activations'
+/// scale, less Σ_s `offset[s]` · the activations' sums of sub-block `s` (of 32 values for
+/// `S` = 8, 16 for 16), that in four partial sums: one chain of S fused multiply-adds would be
+/// S times their latency long, per row.
+///
+/// # Safety
+/// The CPU must have AVX2 and FMA; block `i` must exist in `a`.
+#[inline(always)]
+unsafe fn add_scaled_row<const S: usize>(offset: &[__m256; S], d: __m256, a: &Q8KRows, i: usize, total: __m256i, acc: &mut __m256) {
+    let sums = a.sums.get_unchecked(i);
+    let mut offsets = [_mm256_setzero_ps(); 4];
+    for s in 0..S {
+        let offset_sum = match S {
+            8 => sums[2 * s] + sums[2 * s + 1],
+            _ => sums[s],
+        };
+        offsets[s % 4] = _mm256_fmadd_ps(offset[s], _mm256_set1_ps(offset_sum), offsets[s % 4]);
+    }
+    let offsets = _mm256_add_ps(_mm256_add_ps(offsets[0], offsets[1]), _mm256_add_ps(offsets[2], offsets[3]));
+    let scaled = _mm256_fmsub_ps(_mm256_cvtepi32_ps(total), _mm256_mul_ps(d, _mm256_set1_ps(*a.scales.get_unchecked(i))), offsets);
+    *acc = _mm256_add_ps(*acc, scaled);
 }
 
 /// Group `g`'s 4 activation values (a 32-bit word) of the block at `x`, in every lane.

@@ -101,14 +101,7 @@ impl InterleavedKQuant {
     /// activation rows); `isa` must be one of the x86 paths (AVX-512 VNNI, AVX-VNNI, AVX2).
     pub fn matmul(&self, isa: Isa, a: &Q8KRows, dst: &mut [f32], parallel: Parallel) -> Result<(), String> {
         let (rows, nb) = (self.rows, self.blocks_per_row);
-        let blocks = a.rows * nb;
-        if a.blocks_per_row != nb
-            || a.scales.len() != blocks
-            || a.values.len() != blocks
-            || a.sums.len() != blocks
-            || a.int_sums.len() != blocks
-            || dst.len() != a.rows * rows
-        {
+        if a.blocks_per_row != nb || !a.is_whole() || dst.len() != a.rows * rows {
             return Err(format!(
                 "interleaved {:?} matmul: {rows}×{} weights, {}×{} activations, {} outputs",
                 self.ty,

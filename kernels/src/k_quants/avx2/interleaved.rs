@@ -6,7 +6,7 @@
 //! offsets and the same f32 operations in the same order as `panel_rows`.
 
 use super::super::interleaved::{record_bytes, Q4K_DMIN, Q4K_SCALES, Q4K_VALUES, Q6K_SCALES, Q6K_VALUES};
-use super::{activation_word, panel_rows, rows_into, Panel, PanelFields, PANEL};
+use super::{activation_word, add_scaled_row, panel_rows, rows_into, Panel, PanelFields, PANEL};
 use super::{Q8KRows, WeightType, PANEL_ROWS};
 use crate::isa::Isa;
 use std::arch::x86_64::*;
@@ -102,27 +102,6 @@ unsafe fn q6k_words(record: *const u8, half: usize, h: usize, k: usize) -> [__m2
     std::array::from_fn(|j| half_word(record, Q6K_VALUES + 3 * 64 * (8 * h + k) + 64 * j, half))
 }
 
-/// `Σ_s offset_s · sums_s` in four partial sums and `acc += cvt(total) · d · da − offsets`, as
-/// `panel_rows` ends each row.
-///
-/// # Safety
-/// The CPU must have AVX2 and FMA; block `i` must exist in `a`.
-#[inline(always)]
-unsafe fn finish_row<const S: usize>(offset: &[__m256; S], d: __m256, a: &Q8KRows, i: usize, total: __m256i, acc: &mut __m256) {
-    let sums = a.sums.get_unchecked(i);
-    let mut offsets = [_mm256_setzero_ps(); 4];
-    for s in 0..S {
-        let offset_sum = match S {
-            8 => sums[2 * s] + sums[2 * s + 1],
-            _ => sums[s],
-        };
-        offsets[s % 4] = _mm256_fmadd_ps(offset[s], _mm256_set1_ps(offset_sum), offsets[s % 4]);
-    }
-    let offsets = _mm256_add_ps(_mm256_add_ps(offsets[0], offsets[1]), _mm256_add_ps(offsets[2], offsets[3]));
-    let scaled = _mm256_fmsub_ps(_mm256_cvtepi32_ps(total), _mm256_mul_ps(d, _mm256_set1_ps(*a.scales.get_unchecked(i))), offsets);
-    *acc = _mm256_add_ps(*acc, scaled);
-}
-
 /// `acc[r]` += super-block `b` of panel `half` of a Q4_K record · activation rows `r0 + r`.
 ///
 /// # Safety
@@ -183,7 +162,7 @@ unsafe fn rows_q4k<const VNNI: bool, const R: usize>(record: *const u8, half: us
     let d = _mm256_cvtph_ps(_mm_loadu_si128(record.add(16 * half) as *const __m128i));
     let offset: [__m256; 8] = std::array::from_fn(|s| _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(lane_byte(packed[2 + s / 4], s % 4))));
     for r in 0..R {
-        finish_row(&offset, d, a, (r0 + r) * nb + b, total[r], &mut acc[r]);
+        add_scaled_row(&offset, d, a, (r0 + r) * nb + b, total[r], &mut acc[r]);
     }
 }
 
@@ -231,7 +210,7 @@ unsafe fn rows_q6k<const VNNI: bool, const R: usize>(record: *const u8, half: us
     let d32 = _mm256_mul_ps(_mm256_set1_ps(32.0), d);
     let offset: [__m256; 16] = std::array::from_fn(|s| _mm256_mul_ps(d32, _mm256_cvtepi32_ps(q6k_scale(record, half, s))));
     for r in 0..R {
-        finish_row(&offset, d, a, (r0 + r) * nb + b, total[r], &mut acc[r]);
+        add_scaled_row(&offset, d, a, (r0 + r) * nb + b, total[r], &mut acc[r]);
     }
 }
 
