@@ -1,7 +1,7 @@
 // End-to-end test of the pairwise comparison in the real desktop app (issue 34): two runs of the
 // sample's answer sets (careful and sloppy, 6 questions each) made by the CLI; on Compare, the
-// pairwise section says nothing is judged yet; "Judge pairwise" runs the judge (the smallest
-// model) with progress, a Cancel stops it after the current question (what was judged stays
+// pairwise section says nothing is judged yet; "Judge pairwise" runs the default pairwise judge
+// (`correct`, each answer alone, on the smallest model) with progress, a Cancel stops it after the current question (what was judged stays
 // stored), a second press finishes the rest reusing what was stored; the figures shown are the
 // ones `assay compare A B --pairwise --json` reads back from the same database (no judging
 // then), and an answer's text never turns into markup. Screenshots at 1400×900 and 1024×700.
@@ -70,12 +70,17 @@ test("pairwise section: judge, cancel, finish, and the CLI agrees", async () => 
   assert.equal(await figure("wtl"), `${s.wins} / ${s.ties} / ${s.losses}`);
   assert.equal(await figure("win-rate"), `${s.win_rate.toFixed(3)} [${s.win_rate_ci95[0].toFixed(3)}, ${s.win_rate_ci95[1].toFixed(3)}]`);
   assert.equal(await figure("verdict"), p.verdict_text);
-  assert.equal(await figure("order-consistency"), `${(100 * s.order_consistency).toFixed(0)}% (${s.order_consistent} of ${s.pairs})`);
+  // The default pairwise judge (`correct`) reads each answer alone: no order to be consistent in.
+  assert.equal(p.judge, "correct");
+  assert.equal(p.each_answer_alone, true);
+  assert.equal(await figure("order-consistency"), "each answer judged alone: no order");
   assert.equal(await text('[data-testid="pairwise-headline"]'), p.headline);
   await (await $(".pairwise-per-question summary")).click();
   for (const j of p.judgments) {
     const row = await $(`.pairwise-questions tr[data-question="${j.id}"]`);
-    assert.equal(await (await row.findElement({ css: "td.num" })).getText(), j.p_b.toFixed(3), j.id);
+    const cells = await row.findElements({ css: "td.num" });
+    assert.equal(await cells[0].getText(), j.p_b.toFixed(3), j.id);
+    assert.equal(await cells[1].getText(), `${j.scores[0].toFixed(3)} / ${j.scores[1].toFixed(3)}`, j.id);
   }
   // The answer with markup never became an element, and never ran.
   assert.equal((await $$('img[src="x"]')).length, 0);

@@ -17,8 +17,10 @@
 #      with the default four retrieved excerpts, and the same with two; a run names its
 #      generator with --model), e.g. ASSAY_SENS_RUN_B="--model qwen2.5-coder-0.5b-instruct",
 #      ASSAY_SENS_JUDGE_MODELS (pairwise judge models, default the 1.5B, whose sensitivity is
-#      measured, then SmolLM2 and the 0.5B for their order bias), ASSAY_SENS_DIR (default
-#      target/pairwise-sensitivity).
+#      measured, then SmolLM2 and the 0.5B for their order bias), ASSAY_SENS_PAIRWISE_JUDGE
+#      (default `better`, the side-by-side judge this script measures; the default pairwise
+#      judge, `correct` read per answer, is the absolute comparison itself), ASSAY_SENS_DIR
+#      (default target/pairwise-sensitivity).
 # On a shared 2-core machine at load 10-12 a SmolLM2 answer with its `correct` verdict took
 # 45-160 s (prompts of 2,000 tokens on average, most answers run to the 160-token cap), so a
 # 0.5B generator did not fit the hour this was measured in; see docs/pairwise.md.
@@ -67,7 +69,7 @@ done
 $assay compare "${names[@]}" --json >"$out/absolute.json"
 for judge_model in "${judge_models[@]}"; do
   start=$(date +%s)
-  nice $assay compare "${names[@]}" --pairwise --judge-model "$judge_model" --json >"$out/pairwise-$judge_model.json"
+  nice $assay compare "${names[@]}" --pairwise --judge "${ASSAY_SENS_PAIRWISE_JUDGE:-better}" --judge-model "$judge_model" --json >"$out/pairwise-$judge_model.json"
   echo "pairwise, $judge_model: $(($(date +%s) - start)) s, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 done
 

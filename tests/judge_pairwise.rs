@@ -2,8 +2,9 @@
 //! model (SmolLM2-135M: too small to judge well, so these tests check the mechanics: mirrored
 //! orders, shared reading, untrusted answers), and a pairwise comparison of two stored runs of
 //! the sample's answer sets in a real SQLite file: judged once, stored, reused (also the other
-//! way round), and judged again when an answer changes. A database of the schema before
-//! pairwise judgments is migrated with its runs intact.
+//! way round), and judged again when an answer changes; an absolute judge (`correct`, the
+//! default) reading each answer alone, made from the runs' stored verdicts when they are its
+//! own. A database of the schema before pairwise judgments is migrated with its runs intact.
 
 use std::path::{Path, PathBuf};
 
@@ -303,7 +304,12 @@ fn run_record(id: &str) -> RunRecord {
 /// A run of one of the sample's answer sets over `ids`, stored as a run of the answers target
 /// stores it.
 fn store_run(store: &mut Store, set: &str, ids: &[&str]) -> RunRecord {
-    let run = run_record(set);
+    store_named_run(store, set, set, ids)
+}
+
+/// The same under another run name (and id).
+fn store_named_run(store: &mut Store, set: &str, name: &str, ids: &[&str]) -> RunRecord {
+    let run = run_record(name);
     store.insert_run(&run).unwrap();
     let (questions, answers) = (questions(), answers(set));
     for (position, id) in ids.iter().enumerate() {
@@ -319,11 +325,17 @@ fn store_run(store: &mut Store, set: &str, ids: &[&str]) -> RunRecord {
     run
 }
 
+/// The two runs compared by the side-by-side judge `better` on the test model.
 fn compare(store: &Store, a: &RunRecord, b: &RunRecord) -> (assay::compare::PairwiseOutcome, Vec<PairwiseProgress>) {
+    compare_with(store, a, b, Some("better"))
+}
+
+/// The two runs compared by the pairwise judge `judge` (the default when None) on the test model.
+fn compare_with(store: &Store, a: &RunRecord, b: &RunRecord, judge: Option<&str>) -> (assay::compare::PairwiseOutcome, Vec<PairwiseProgress>) {
     let request = PairwiseRequest {
         run_a: a,
         run_b: b,
-        spec: pairwise_spec(None, None).unwrap(),
+        spec: pairwise_spec(judge, None).unwrap(),
         judge_model: llm_common::TEST_MODEL.into(),
         device: DeviceChoice::Cpu,
         cancel: None,
@@ -434,6 +446,78 @@ fn a_comparison_is_judged_once_stored_and_reused() {
     assert_eq!((fourth.source.judged, fourth.source.reused, fourth.source.excluded), (0, 2, 2));
 }
 
+/// A run of one of the sample's answer sets over `ids` judged by `correct` on the test model,
+/// stored with its verdicts and a config that names them, as `assay run --judges correct` does.
+fn store_judged_run(store: &mut Store, set: &str, name: &str, ids: &[&str], judge_model: &str) -> RunRecord {
+    let model = llm_common::smollm2().unwrap();
+    let correct = builtin("correct").unwrap();
+    let mut run = run_record(name);
+    run.config.judge_model = Some(judge_model.to_string());
+    run.config.judges = vec!["correct".into()];
+    run.config.judge_specs = [("correct".to_string(), correct.content_sha256())].into_iter().collect();
+    store.insert_run(&run).unwrap();
+    let mut panel = assay::judge::choice::JudgePanel::new(vec![correct], model).unwrap();
+    let (questions, answers) = (questions(), answers(set));
+    for (position, id) in ids.iter().enumerate() {
+        let question = questions.iter().find(|q| q.id == *id).unwrap().clone();
+        let answer = Answer { text: answers[*id].clone(), ..Answer::default() };
+        let verdicts = panel.judge(&question, &answer);
+        let item = ItemRecord { question, position, answer: Some(answer), verdicts, finished_at: "2026-11-26T00:00:01Z".into(), ..ItemRecord::default() };
+        store.record_item(&run.id, &item).unwrap();
+    }
+    run
+}
+
+#[test]
+fn an_absolute_judge_compares_each_answer_read_alone_and_reuses_the_runs_verdicts() {
+    if llm_common::smollm2().is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&tmp.path().join("runs.sqlite")).unwrap();
+    let ids = ["q001", "q002", "q003"];
+    let careful = store_judged_run(&mut store, "careful", "careful", &ids, llm_common::TEST_MODEL);
+    let sloppy = store_judged_run(&mut store, "sloppy", "sloppy", &ids, llm_common::TEST_MODEL);
+    let score = |run: &RunRecord, id: &str| store.items(&run.id).unwrap().into_iter().find(|i| i.question.id == id).unwrap().verdicts["correct"].score.unwrap();
+
+    // The default pairwise judge is `correct`: the runs' own verdicts are that judgment, so
+    // nothing is judged and the judge model is not loaded.
+    let (outcome, events) = compare_with(&store, &careful, &sloppy, None);
+    assert_eq!(outcome.source.judge, "correct");
+    assert!(outcome.each_answer_alone);
+    assert_eq!((outcome.source.judged, outcome.source.reused), (0, 3));
+    assert!(!events.iter().any(|e| matches!(e, PairwiseProgress::LoadingJudge { .. })), "{events:?}");
+    for j in &outcome.judgments {
+        let (y_a, y_b) = (score(&careful, &j.id), score(&sloppy, &j.id));
+        assert_eq!(j.scores, Some([y_a, y_b]));
+        assert!(close(p_b(j), 0.5 + (y_b - y_a) / 2.0), "{j:?}");
+        assert!(j.preference.unwrap().order_consistent, "read alone, no order can flip it");
+    }
+    assert!(outcome.headline.contains("each answer judged alone"), "{}", outcome.headline);
+
+    // Runs without verdicts (or judged on another model) are judged now, each answer alone on
+    // the test model: the same scores as the runs' verdicts, as the same prompt was read.
+    let plain_a = store_named_run(&mut store, "careful", "careful-unjudged", &ids);
+    let other_model = store_judged_run(&mut store, "sloppy", "sloppy-other-model", &ids, "qwen2.5-coder-1.5b-instruct");
+    let (judged, events) = compare_with(&store, &plain_a, &other_model, None);
+    assert_eq!((judged.source.judged, judged.source.reused), (3, 0));
+    assert!(events.iter().any(|e| matches!(e, PairwiseProgress::LoadingJudge { .. })));
+    for (x, y) in outcome.judgments.iter().zip(&judged.judgments) {
+        let ([xa, xb], [ya, yb]) = (x.scores.unwrap(), y.scores.unwrap());
+        assert!((xa - ya).abs() < 1e-6 && (xb - yb).abs() < 1e-6, "{x:?}\n{y:?}");
+    }
+    // Stored: the other way round is read back mirrored, and a report names the judge.
+    let (reversed, _) = compare_with(&store, &other_model, &plain_a, None);
+    assert_eq!((reversed.source.judged, reversed.source.reused), (0, 3));
+    for (x, y) in judged.judgments.iter().zip(&reversed.judgments) {
+        let ([xa, xb], [ya, yb]) = (x.scores.unwrap(), y.scores.unwrap());
+        assert!(close(p_b(x), 1.0 - p_b(y)) && close(xa, yb) && close(xb, ya), "{x:?}\n{y:?}");
+    }
+    let stored = assay::run::stored_pairwise(&store, &plain_a, &other_model, None, None).unwrap().expect("stored");
+    assert_eq!(stored.source.judge, "correct");
+    assert!(stored.each_answer_alone);
+}
+
 #[test]
 fn a_database_from_before_pairwise_judgments_is_migrated_with_its_runs() {
     let tmp = tempfile::tempdir().unwrap();
@@ -484,7 +568,7 @@ impl Measured {
 
 /// Judge set `a` against set `b` (answer files of the sample) on the questions where their
 /// `correct` labels differ, with the judge model of `ASSAY_PAIRWISE_JUDGE_MODEL` (default: the
-/// default judge model) and the pairwise judge `ASSAY_PAIRWISE_JUDGE` (default `better`; from
+/// default judge model) and the pairwise judge `ASSAY_PAIRWISE_JUDGE` (default `correct`; from
 /// `ASSAY_PAIRWISE_JUDGES_DIR` when set, to measure a variant). With `ASSAY_PAIRWISE_DUMP` the
 /// judgments are appended there as JSON lines, each with `set_a`, `set_b` and whether A's answer
 /// is the labelled-correct one, so other ways of combining the two orders can be measured on
@@ -563,7 +647,8 @@ fn measure_pairs(a: &str, b: &str) -> Option<Measured> {
 /// The measurement of issue 34 (minutes with the 1.5B model on a CPU, so run on demand:
 /// `cargo test -p assay --test integration judge_pairwise::sample -- --ignored --nocapture`):
 /// on the sample questions where the human labels of the careful and sloppy answers differ,
-/// `better` with the default judge model prefers the labelled-correct answer on at least 90%.
+/// the default pairwise judge on the default judge model prefers the labelled-correct answer on
+/// at least 90%.
 /// The first n questions (n = 10, 20, …) of a comparison: at which n each method first says
 /// "A better": the pairwise judgments, and the absolute `correct` labels of both answer sets
 /// compared by the paired test every metric uses (the human labels: a perfect absolute judge).

@@ -254,3 +254,25 @@ fn a_served_judge_of_each_answer_agrees_with_the_in_process_one() {
     eprintln!("each answer, served vs in-process over 6 orders: mean |Δ| {mean:.3}, largest {worst:.3}");
     assert!(mean <= 0.05 && worst <= 0.12, "mean |ΔP| {mean:.3}, largest {worst:.3}: {deltas:?}");
 }
+
+#[test]
+fn the_default_pairwise_judge_reads_each_answer_alone_on_a_server_as_in_process() {
+    let Some(model) = llm_common::smollm2() else { return };
+    let Some(server) = LlamaServer::start(&model.path, "4096") else { return };
+    let workspace = Workspace::with_both_judges_and_runs(&model.path, &server, 3);
+    let scores = |judge_model: &str| -> Vec<[f64; 2]> {
+        let out = workspace.assay(&["compare", "careful", "sloppy", "--pairwise", "--judge-model", judge_model, "--json"]);
+        let pairwise = serde_json::from_str::<Value>(&out).unwrap()["pairwise"].clone();
+        assert_eq!(pairwise["judge"], "correct", "{pairwise}");
+        assert_eq!(pairwise["each_answer_alone"], true);
+        pairwise["judgments"].as_array().unwrap().iter().map(|j| [j["scores"][0].as_f64().unwrap(), j["scores"][1].as_f64().unwrap()]).collect()
+    };
+    let (served, local) = (scores("smol-served"), scores("smol-local"));
+    assert_eq!(served.len(), 3, "{served:?}");
+    let deltas: Vec<f64> = served.iter().zip(&local).flat_map(|(s, l)| [(s[0] - l[0]).abs(), (s[1] - l[1]).abs()]).collect();
+    let mean = deltas.iter().sum::<f64>() / deltas.len() as f64;
+    let worst = deltas.iter().cloned().fold(0.0, f64::max);
+    eprintln!("each answer alone, served vs in-process over 6 answers: mean |Δ| {mean:.3}, largest {worst:.3}");
+    // The choice judges' bound (served_pairwise's other tests, judge_choice).
+    assert!(mean <= 0.05 && worst <= 0.12, "mean |Δscore| {mean:.3}, largest {worst:.3}: {deltas:?}");
+}

@@ -16,12 +16,13 @@ use tauri::{AppHandle, Emitter, State};
 #[derive(Default)]
 pub struct ActivePairwise(Mutex<Option<Arc<AtomicBool>>>);
 
-fn order(run_a: String, run_b: String, judge_model: Option<String>, cancel: Option<Arc<AtomicBool>>) -> Result<PairwiseOrder, String> {
+fn order(run_a: String, run_b: String, judge: Option<String>, judge_model: Option<String>, cancel: Option<Arc<AtomicBool>>) -> Result<PairwiseOrder, String> {
     Ok(PairwiseOrder {
         database: default_db()?,
         run_a,
         run_b,
-        judge: None,
+        // An empty choice is the core's default pairwise judge.
+        judge: judge.filter(|j| !j.trim().is_empty()),
         judges_dir: None,
         // An empty choice is the core's default judge model, as when the CLI's flag is left out.
         judge_model: judge_model.filter(|m| !m.trim().is_empty()),
@@ -33,19 +34,21 @@ fn order(run_a: String, run_b: String, judge_model: Option<String>, cancel: Opti
 /// The pairwise comparison stored for the two runs (nothing is judged); None when none is.
 #[tauri::command]
 pub async fn stored_pairwise(run_a: String, run_b: String) -> Result<Option<PairwiseOutcome>, String> {
-    let order = order(run_a, run_b, None, None)?;
+    let order = order(run_a, run_b, None, None, None)?;
     tauri::async_runtime::spawn_blocking(move || stored_pairwise_of(&order).map_err(|e| e.to_string()))
         .await
         .map_err(|e| e.to_string())?
 }
 
-/// Judge the two runs' answers side by side (what is not stored yet), with progress events.
+/// Judge the two runs' answers (what is not stored yet) with the pairwise judge chosen (the
+/// core's default when none), with progress events.
 #[tauri::command]
 pub async fn judge_pairwise(
     app: AppHandle,
     state: State<'_, ActivePairwise>,
     run_a: String,
     run_b: String,
+    judge: Option<String>,
     judge_model: Option<String>,
 ) -> Result<PairwiseOutcome, String> {
     let cancel = Arc::new(AtomicBool::new(false));
@@ -56,7 +59,7 @@ pub async fn judge_pairwise(
         }
         *active = Some(cancel.clone());
     }
-    let order = order(run_a, run_b, judge_model, Some(cancel))?;
+    let order = order(run_a, run_b, judge, judge_model, Some(cancel))?;
     tauri::async_runtime::spawn_blocking(move || {
         compare_pairwise(&order, &mut |event: PairwiseProgress| {
             // A closed window is no reason to stop: what is judged is stored either way.

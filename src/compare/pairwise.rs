@@ -28,6 +28,9 @@ pub struct PairwiseOutcome {
     pub judgments: Vec<PairwiseJudgment>,
     /// None when no question could be scored.
     pub statistics: Option<PairwiseStatistics>,
+    /// The judge read each answer alone (an absolute judge's scores compared), so no order
+    /// was shown and the order-consistency figure says nothing.
+    pub each_answer_alone: bool,
     pub verdict: Verdict,
     /// The verdict in words, naming the better run ("careful better").
     pub verdict_text: String,
@@ -61,7 +64,8 @@ pub fn pairwise_outcome(source: PairwiseSource, judgments: Vec<PairwiseJudgment>
     let statistics = pairwise_statistics(&judgments, PAIRWISE_SEED);
     let verdict = pairwise_verdict(statistics.as_ref());
     let verdict_text = verdict.describe(&source.name_a, &source.name_b);
-    let mut outcome = PairwiseOutcome { source, judgments, statistics, verdict, verdict_text, headline: String::new() };
+    let each_answer_alone = judgments.iter().any(|j| j.scores.is_some());
+    let mut outcome = PairwiseOutcome { source, judgments, statistics, each_answer_alone, verdict, verdict_text, headline: String::new() };
     outcome.headline = pairwise_headline(&outcome);
     outcome
 }
@@ -95,8 +99,13 @@ pub fn pairwise_headline(outcome: &PairwiseOutcome) -> String {
         .as_ref()
         .map(|l| format!(" ({:.3} at equal length)", l.win_rate))
         .unwrap_or_default();
+    let order = if outcome.each_answer_alone {
+        "each answer judged alone".to_string()
+    } else {
+        format!("same winner in both orders on {:.0}%", 100.0 * s.order_consistency)
+    };
     format!(
-        "Pairwise ({} on {}), {} questions: {} preferred on {}, tie {}, {} on {}; win rate of {} {:.3} [{:.3}, {:.3}]{length}, p = {}; same winner in both orders on {:.0}%: {}.",
+        "Pairwise ({} on {}), {} questions: {} preferred on {}, tie {}, {} on {}; win rate of {} {:.3} [{:.3}, {:.3}]{length}, p = {}; {order}: {}.",
         outcome.source.judge,
         outcome.source.judge_model,
         s.pairs,
@@ -110,7 +119,6 @@ pub fn pairwise_headline(outcome: &PairwiseOutcome) -> String {
         s.win_rate_ci95[0],
         s.win_rate_ci95[1],
         format_p(s.permutation_p),
-        100.0 * s.order_consistency,
         outcome.verdict_text
     )
 }

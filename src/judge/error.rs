@@ -12,7 +12,7 @@ pub enum JudgeError {
     MissingMember { judge: String, member: String },
     #[error(transparent)]
     Spec(#[from] super::SpecError),
-    #[error("judge {judge} is a {mode} judge: a pairwise comparison needs a pairwise one (mode = \"pairwise\", such as `better`)")]
+    #[error("judge {judge} is a {mode} judge: one that reads two answers side by side needs mode = \"pairwise\" (such as `better`); `compare --pairwise --judge {judge}` judges each answer alone with it")]
     NotPairwise { judge: String, mode: &'static str },
     #[error("judge {judge} compares two answers side by side: it judges a pairwise comparison of two runs (`compare A B --pairwise --judge {judge}`), not the items of one run")]
     PairwiseInRun { judge: String },

@@ -17,6 +17,7 @@ pub mod pairwise;
 mod pairwise_orders;
 pub mod prompt;
 pub mod distribution;
+pub mod graded_pairs;
 pub mod reading;
 pub mod served;
 pub mod spec;

@@ -27,7 +27,7 @@ use super::context_fit::{fit_to_context, FLAG_CUT_TO_FIT};
 use super::distribution::normalise;
 use super::error::JudgeError;
 use super::injection::item_is_suspect;
-use super::pairwise_orders::{combine_orders, from_each_answer};
+use super::pairwise_orders::{combine_orders, from_each_answer, from_scores};
 use super::prompt::{marked, marked_for_server, user_prompt_tokens, NO_REFERENCE};
 use super::reading::{common_prefix, cached_template_states, Reader, Reading};
 use super::served::{cut_after_overflow, overflow_of, MAX_CUTS};
@@ -73,7 +73,7 @@ fn words(answer: &Answer) -> usize {
 
 /// The judgment before any order is read: id, lengths and flags. The judge reads the question
 /// and both answers' text (not their retrieved chunks), so those are what is checked.
-fn blank_judgment(question: &Question, a: &Answer, b: &Answer) -> PairwiseJudgment {
+pub(super) fn blank_judgment(question: &Question, a: &Answer, b: &Answer) -> PairwiseJudgment {
     let text_only = |answer: &Answer| Answer { text: answer.text.clone(), ..Answer::default() };
     let suspect = item_is_suspect(question, &text_only(a)) || item_is_suspect(question, &text_only(b));
     PairwiseJudgment {
@@ -163,7 +163,9 @@ fn finish(mut judgment: PairwiseJudgment, spec: &JudgeSpec, a_first: &[Vec<f64>]
 /// The judgment's preference combined again from its two orders' distributions (a judgment
 /// read back from the store is combined by the rule in force now); unchanged when unscored.
 pub fn recombined(mut judgment: PairwiseJudgment) -> PairwiseJudgment {
-    if !judgment.a_first.is_empty() && !judgment.b_first.is_empty() {
+    if let Some([y_a, y_b]) = judgment.scores {
+        judgment.preference = Some(from_scores(y_a, y_b).2);
+    } else if !judgment.a_first.is_empty() && !judgment.b_first.is_empty() {
         judgment.preference = Some(combine_orders(&judgment.a_first, &judgment.b_first));
     }
     judgment

@@ -47,6 +47,22 @@ pub fn from_each_answer(first: f64, second: f64) -> BTreeMap<String, f64> {
     [(FIRST_ANSWER, one), (SECOND_ANSWER, two), (TIE, 1.0 - one - two)].into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
+/// The preference of two answers each judged alone, with scores `y_a` and `y_b`: both orders
+/// hold the same two judgments (`from_each_answer`), and the answer preferred is the one scored
+/// higher (a tie only on equal scores). Not the most probable of A / B / tie, as side by side:
+/// two independent middling scores (0.45 and 0.60) make "both right or both wrong" the most
+/// probable reading, which would call nearly every question a tie and hide which way it leans.
+pub fn from_scores(y_a: f64, y_b: f64) -> (BTreeMap<String, f64>, BTreeMap<String, f64>, PairPreference) {
+    let (a_first, b_first) = (from_each_answer(y_a, y_b), from_each_answer(y_b, y_a));
+    let mut preference = combine_orders(&a_first, &b_first);
+    preference.preferred = match y_b.partial_cmp(&y_a) {
+        Some(std::cmp::Ordering::Greater) => Preferred::B,
+        Some(std::cmp::Ordering::Less) => Preferred::A,
+        _ => Preferred::Tie,
+    };
+    (a_first, b_first, preference)
+}
+
 /// The order-averaged preference from the distribution with A's answer first and the one with
 /// B's answer first (each over the outcomes `1`, `2` and perhaps `tie`, summing to 1).
 pub fn combine_orders(a_first: &BTreeMap<String, f64>, b_first: &BTreeMap<String, f64>) -> PairPreference {
@@ -106,6 +122,17 @@ mod tests {
         // Both answers scored alike in both orders: no preference, and a tie.
         let same = combine_orders(&from_each_answer(0.7, 0.7), &from_each_answer(0.7, 0.7));
         assert!((same.p_b - 0.5).abs() < 1e-12 && same.preferred == Preferred::Tie);
+    }
+
+    #[test]
+    fn answers_judged_alone_prefer_the_higher_score_even_when_a_tie_is_most_probable() {
+        let (a_first, b_first, p) = from_scores(0.45, 0.60);
+        assert!(p.tie > p.a_better && p.tie > p.b_better, "{p:?}");
+        assert_eq!(p.preferred, Preferred::B);
+        assert!((p.p_b - (0.5 + 0.15 / 2.0)).abs() < 1e-12 && p.order_consistent);
+        assert_eq!((a_first, b_first), (from_each_answer(0.45, 0.60), from_each_answer(0.60, 0.45)));
+        assert_eq!(from_scores(0.7, 0.7).2.preferred, Preferred::Tie);
+        assert_eq!(from_scores(0.7, 0.2).2.preferred, Preferred::A);
     }
 
     #[test]

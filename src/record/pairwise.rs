@@ -1,5 +1,6 @@
 //! A pairwise judgment: one question's two answers (run A's and run B's) judged side by side,
-//! once in each order, and the preference that remains when the two orders are averaged.
+//! once in each order, and the preference that remains when the two orders are averaged; or
+//! each answer judged alone by an absolute judge, its two scores compared.
 //!
 //! The judge sees "answer 1" and "answer 2", never the runs' names: the first order shows A's
 //! answer as answer 1, the second shows B's. Averaging the two after swapping the labels back
@@ -37,6 +38,10 @@ pub struct PairwiseJudgment {
     /// The order-averaged preference; None when unscored (see `error`).
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub preference: Option<PairPreference>,
+    /// A judgment made by an absolute judge reading each answer alone: run A's score and run
+    /// B's (the two orders then hold the same two scores). None for a side-by-side judge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scores: Option<[f64; 2]>,
     /// Each answer's length in words (for the length-controlled win rate).
     pub words_a: usize,
     pub words_b: usize,

@@ -1,6 +1,7 @@
 //! A pairwise comparison laid out for the HTML and Markdown exports: the headline, the figures
 //! (wins/ties/losses, win rate with its interval, p, verdict, order consistency, the win rate
-//! at equal length) and one row per question with each order's winner. Everything is read from
+//! at equal length) and one row per question with each order's winner (or, for a judge of each
+//! answer alone, the two answers' scores). Everything is read from
 //! a `compare::PairwiseOutcome` (judgments stored by `assay compare --pairwise` or the app);
 //! nothing is judged or computed here beyond formatting.
 
@@ -22,6 +23,8 @@ pub(crate) struct PairwiseView {
     pub win_rate: String,
     pub p: String,
     pub order_consistency: String,
+    /// Each answer was judged alone (its scores shown in place of each order's winner).
+    pub each_answer_alone: bool,
     pub length_controlled: String,
     /// Questions only one run answered, or not judged with this judge.
     pub excluded: usize,
@@ -36,6 +39,8 @@ pub(crate) struct PairwiseQuestionView {
     /// Which run each order's most probable reply named.
     pub a_first: &'static str,
     pub b_first: &'static str,
+    /// A judge of each answer alone: "0.812 / 0.304", A's score then B's ("—" otherwise).
+    pub scores: String,
     pub consistent: bool,
     pub preferred: &'static str,
     pub words: String,
@@ -66,6 +71,7 @@ fn question_view(judgment: &PairwiseJudgment) -> PairwiseQuestionView {
         p_b: judgment.preference.map(|p| format!("{:.3}", p.p_b)).unwrap_or_else(|| "—".into()),
         a_first: order_winner(&judgment.a_first, true),
         b_first: order_winner(&judgment.b_first, false),
+        scores: judgment.scores.map(|[a, b]| format!("{a:.3} / {b:.3}")).unwrap_or_else(|| "—".into()),
         consistent: judgment.preference.is_some_and(|p| p.order_consistent),
         preferred: match judgment.preference.map(|p| p.preferred) {
             Some(crate::record::Preferred::A) => "A",
@@ -91,7 +97,11 @@ pub(crate) fn pairwise_view(outcome: &PairwiseOutcome) -> PairwiseView {
         wtl: or_dash(stats.map(|s| format!("{} / {} / {}", s.wins, s.ties, s.losses))),
         win_rate: or_dash(stats.map(|s| format!("{:.3} [{:.3}, {:.3}]", s.win_rate, s.win_rate_ci95[0], s.win_rate_ci95[1]))),
         p: or_dash(stats.map(|s| crate::compare::format_p(s.permutation_p))),
-        order_consistency: or_dash(stats.map(|s| format!("{:.0}% ({} of {})", 100.0 * s.order_consistency, s.order_consistent, s.pairs))),
+        order_consistency: match stats {
+            Some(_) if outcome.each_answer_alone => "each answer judged alone: no order".to_string(),
+            _ => or_dash(stats.map(|s| format!("{:.0}% ({} of {})", 100.0 * s.order_consistency, s.order_consistent, s.pairs))),
+        },
+        each_answer_alone: outcome.each_answer_alone,
         length_controlled: match stats {
             None => or_dash(None),
             Some(s) => match &s.length_controlled {

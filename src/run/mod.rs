@@ -33,7 +33,7 @@ pub use labels::{
 };
 pub use pairwise::{
     compare_pairwise, pairwise_compare, pairwise_judge, pairwise_spec, stored_pairwise, stored_pairwise_for_report, stored_pairwise_of, PairwiseError, PairwiseOrder,
-    PairwiseProgress, PairwiseRequest, DEFAULT_PAIRWISE_JUDGE,
+    PairwiseJudgeSpec, PairwiseProgress, PairwiseRequest, DEFAULT_PAIRWISE_JUDGE,
 };
 pub use index::build_index;
 pub use pair_generator::pair_generator;

@@ -131,7 +131,7 @@ fn spec_hashes(chosen: &[JudgeSpec]) -> std::collections::BTreeMap<String, Strin
 
 /// The judges on their model (a served one when the registry names a server by that id);
 /// None when the run has no judges.
-fn judge_panel(
+pub(super) fn judge_panel(
     chosen: Vec<JudgeSpec>,
     model: Option<&str>,
     device: DeviceChoice,

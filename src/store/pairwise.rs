@@ -63,6 +63,7 @@ pub fn swap_runs(judgment: &PairwiseJudgment) -> PairwiseJudgment {
         a_first: judgment.b_first.clone(),
         b_first: judgment.a_first.clone(),
         preference,
+        scores: judgment.scores.map(|[a, b]| [b, a]),
         words_a: judgment.words_b,
         words_b: judgment.words_a,
         flags: judgment.flags.clone(),
@@ -174,9 +175,11 @@ mod tests {
             preference: Some(PairPreference { a_better: 0.25, b_better: 0.65, tie: 0.1, p_b: 0.65 + 0.1 / 2.0, order_consistent: true, preferred: Preferred::B }),
             words_a: 3,
             words_b: 9,
+            scores: Some([0.4, 0.8]),
             ..PairwiseJudgment::default()
         };
         let swapped = swap_runs(&judgment);
+        assert_eq!(swapped.scores, Some([0.8, 0.4]));
         let p = swapped.preference.unwrap();
         assert!((p.p_b - 0.3).abs() < 1e-12 && p.preferred == Preferred::A, "{p:?}");
         assert_eq!((swapped.words_a, swapped.words_b, swapped.a_first.get("1")), (9, 3, Some(&0.6)));

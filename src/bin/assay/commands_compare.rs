@@ -1,6 +1,6 @@
 //! `assay compare`: every run after the first against the first (the baseline), per metric,
 //! as the library assembles it (`compare::experiment`), with its difference gates; with
-//! `--pairwise`, the two runs' answers also judged side by side (`run::compare_pairwise`).
+//! `--pairwise`, the two runs' answers also compared question by question (`run::compare_pairwise`).
 
 use std::path::PathBuf;
 
@@ -16,11 +16,12 @@ const PAIRWISE_PRIMARY: &str = "pairwise";
 
 #[derive(clap::Args, Debug)]
 pub struct PairwiseArgs {
-    /// Also judge the two runs' answers side by side, in both orders ("which is better?"),
-    /// stored so a second compare reuses the judgments; `--primary pairwise` leads with it.
+    /// Also compare the two runs answer against answer ("which is better?"), stored so a
+    /// second compare reuses the judgments; `--primary pairwise` leads with it.
     #[arg(long)]
     pairwise: bool,
-    /// The pairwise judge (default: better; see `assay judges list`).
+    /// The pairwise judge (default: correct, each answer judged alone; `better` shows both
+    /// side by side in both orders; see `assay judges list`).
     #[arg(long, value_name = "NAME", requires = "pairwise")]
     judge: Option<String>,
     /// The model of the pairwise judge (default: qwen2.5-coder-1.5b-instruct).
@@ -129,14 +130,18 @@ fn print_pairwise(outcome: &PairwiseOutcome) {
     if outcome.source.excluded > 0 {
         println!("  {} questions answered by only one run are left out", outcome.source.excluded);
     }
-    println!(
-        "  {:<12} {:>6}  {:<28} {:<28} {}",
-        "question",
-        "P(B)",
-        format!("{} first: 1 / 2 / tie", short(&outcome.source.name_a)),
-        format!("{} first: 1 / 2 / tie", short(&outcome.source.name_b)),
-        "same winner"
-    );
+    if outcome.each_answer_alone {
+        println!("  {:<12} {:>6}  {:>8} {:>8}", "question", "P(B)", format!("{} score", short(&outcome.source.name_a)), format!("{} score", short(&outcome.source.name_b)));
+    } else {
+        println!(
+            "  {:<12} {:>6}  {:<28} {:<28} {}",
+            "question",
+            "P(B)",
+            format!("{} first: 1 / 2 / tie", short(&outcome.source.name_a)),
+            format!("{} first: 1 / 2 / tie", short(&outcome.source.name_b)),
+            "same winner"
+        );
+    }
     for judgment in &outcome.judgments {
         print_row(judgment);
     }
@@ -153,6 +158,10 @@ fn print_row(j: &PairwiseJudgment) {
     };
     let flags = if j.flags.is_empty() { String::new() } else { format!("  [{}]", j.flags.join(", ")) };
     match (&j.preference, &j.error) {
+        (Some(p), _) if j.scores.is_some() => {
+            let [a, b] = j.scores.unwrap_or_default();
+            println!("  {:<12} {:>6.3}  {a:>8.3} {b:>8.3}{flags}", j.id, p.p_b)
+        }
         (Some(p), _) => println!(
             "  {:<12} {:>6.3}  {:<28} {:<28} {}{flags}",
             j.id,

@@ -3,7 +3,7 @@
 // core's pairwise comparison (the same entry as `assay compare A B --pairwise`), with progress
 // and Cancel (what is judged stays stored and is reused next time). Every figure (win/tie/loss,
 // win rate and interval, p, verdict, order consistency, the win rate at equal length, each
-// question's P(B)) is the core's; this file only lays it out. Question ids, run names and error
+// question's P(B) and, for a judge of each answer alone, the two scores) is the core's; this file only lays it out. Question ids, run names and error
 // text go through `h()`, so they are text nodes, never markup.
 import { invoke } from "@tauri-apps/api/core";
 import { listen } from "@tauri-apps/api/event";
@@ -20,12 +20,12 @@ interface PairwiseStatistics {
 interface PairwiseJudgment {
   id: string; a_first: Record<string, number>; b_first: Record<string, number>;
   a_better?: number; b_better?: number; tie?: number; p_b?: number; order_consistent?: boolean; preferred?: "a" | "b" | "tie";
-  words_a: number; words_b: number; flags?: string[]; error?: string;
+  scores?: [number, number]; words_a: number; words_b: number; flags?: string[]; error?: string;
 }
 export interface PairwiseOutcome {
   run_a: string; name_a: string; run_b: string; name_b: string; judge: string; judge_model: string;
   judgments: PairwiseJudgment[]; excluded: number; reused: number; judged: number;
-  statistics: PairwiseStatistics | null; verdict: string; verdict_text: string; headline: string;
+  statistics: PairwiseStatistics | null; each_answer_alone: boolean; verdict: string; verdict_text: string; headline: string;
 }
 type PairwiseProgress =
   | { kind: "started"; pairs: number; reused: number }
@@ -46,14 +46,17 @@ function orderWinner(distribution: Record<string, number>, aFirst: boolean): str
 export function pairwiseSection(runA: string, runB: string): HTMLElement {
   const section = h("section", { class: "pairwise", id: "pairwise", "data-testid": "pairwise" },
     h("h2", {}, "Pairwise: which answer is better?"),
-    h("p", { class: "muted" }, "A judge model reads both runs' answers to each question side by side, once with each run's answer first, so a preference for a position cancels. Slower than the metrics above (two judge readings per question), and more sensitive when both runs are often right or often wrong."));
+    h("p", { class: "muted" }, "A judge model compares the two runs' answers to each question. correct (the default) reads each answer alone, with the same question, reference and prompt, and compares the two scores; better reads both side by side, once with each run's answer first, so a preference for a position cancels. Two judge readings per question."));
   const results = h("div", { class: "pairwise-results", "data-testid": "pairwise-results" });
   const models = h("select", { id: "pairwise-model", "aria-label": "judge model" }, h("option", { value: "" }, "default judge model"));
+  const judges = h("select", { id: "pairwise-judge-name", "aria-label": "pairwise judge" },
+    h("option", { value: "" }, "correct: each answer alone"),
+    h("option", { value: "better" }, "better: side by side, both orders"));
   const judge = h("button", { id: "pairwise-judge" }, "Judge pairwise");
   const cancel = h("button", { id: "pairwise-cancel", hidden: true }, "Cancel");
   const bar = h("progress", { id: "pairwise-progress", max: 1, value: 0, hidden: true });
   const status = h("p", { id: "pairwise-status", class: "muted", "aria-live": "polite" });
-  section.append(h("div", { class: "actions" }, h("label", {}, "Judge model ", models), " ", judge, " ", cancel), bar, status, results);
+  section.append(h("div", { class: "actions" }, h("label", {}, "Judge ", judges), " ", h("label", {}, "on ", models), " ", judge, " ", cancel), bar, status, results);
 
   void invoke<ModelsView>("list_models").then((view) => {
     for (const m of view.models.filter((m: ListedModel) => m.state !== "missing" && m.state !== "corrupt")) {
@@ -89,7 +92,7 @@ export function pairwiseSection(runA: string, runB: string): HTMLElement {
       }
     });
     try {
-      const outcome = await invoke<PairwiseOutcome>("judge_pairwise", { runA, runB, judgeModel: models.value || null });
+      const outcome = await invoke<PairwiseOutcome>("judge_pairwise", { runA, runB, judge: judges.value || null, judgeModel: models.value || null });
       results.replaceChildren(outcomeView(outcome));
       status.textContent = `Done: ${outcome.judged} judged now, ${outcome.reused} reused.`;
     } catch (e) {
@@ -113,19 +116,31 @@ function outcomeView(o: PairwiseOutcome): HTMLElement {
     row(`win rate of ${o.name_b} [95% BCa]`, `${fixed(s.win_rate)} [${fixed(s.win_rate_ci95[0])}, ${fixed(s.win_rate_ci95[1])}]`, "win-rate"),
     row("p (paired permutation)", pValue(s.permutation_p), "p"),
     row("verdict", o.verdict_text, "verdict"),
-    row("same winner in both orders", `${fixed(100 * s.order_consistency, 0)}% (${s.order_consistent} of ${s.pairs})`, "order-consistency"),
+    o.each_answer_alone
+      ? row("order", "each answer judged alone: no order", "order-consistency")
+      : row("same winner in both orders", `${fixed(100 * s.order_consistency, 0)}% (${s.order_consistent} of ${s.pairs})`, "order-consistency"),
     row("win rate at equal length", s.length_controlled ? `${fixed(s.length_controlled.win_rate)} (slope on length ${fixed(s.length_controlled.slope, 2)})` : "not read: one run's answer is the longer on nearly every question", "length-controlled"),
     o.excluded ? row("left out", count(o.excluded, "question")) : null));
-  const questions = h("table", { class: "rows pairwise-questions" },
-    h("thead", {}, h("tr", {}, ...["question", `P(${o.name_b} better)`, "A first", "B first", "same winner", "words A / B", "notes"].map((t) => h("th", {}, t)))),
-    h("tbody", {}, ...o.judgments.map((j) => h("tr", { "data-question": j.id, class: j.order_consistent ? "" : "flips" },
-      h("th", { class: "mono" }, j.id),
-      h("td", { class: "num" }, j.p_b === undefined ? "—" : fixed(j.p_b)),
-      h("td", {}, orderWinner(j.a_first, true)),
-      h("td", {}, orderWinner(j.b_first, false)),
-      h("td", {}, j.p_b === undefined ? "—" : j.order_consistent ? "yes" : "no"),
-      h("td", { class: "num" }, `${j.words_a} / ${j.words_b}`),
-      h("td", { class: "text" }, [...(j.flags ?? []), ...(j.error ? [`not judged: ${j.error}`] : [])].join("; "))))));
+  const notes = (j: PairwiseJudgment) => h("td", { class: "text" }, [...(j.flags ?? []), ...(j.error ? [`not judged: ${j.error}`] : [])].join("; "));
+  const questions = o.each_answer_alone
+    ? h("table", { class: "rows pairwise-questions" },
+      h("thead", {}, h("tr", {}, ...["question", `P(${o.name_b} better)`, "score A / B", "words A / B", "notes"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, ...o.judgments.map((j) => h("tr", { "data-question": j.id },
+        h("th", { class: "mono" }, j.id),
+        h("td", { class: "num" }, j.p_b === undefined ? "—" : fixed(j.p_b)),
+        h("td", { class: "num" }, j.scores ? `${fixed(j.scores[0])} / ${fixed(j.scores[1])}` : "—"),
+        h("td", { class: "num" }, `${j.words_a} / ${j.words_b}`),
+        notes(j)))))
+    : h("table", { class: "rows pairwise-questions" },
+      h("thead", {}, h("tr", {}, ...["question", `P(${o.name_b} better)`, "A first", "B first", "same winner", "words A / B", "notes"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, ...o.judgments.map((j) => h("tr", { "data-question": j.id, class: j.order_consistent ? "" : "flips" },
+        h("th", { class: "mono" }, j.id),
+        h("td", { class: "num" }, j.p_b === undefined ? "—" : fixed(j.p_b)),
+        h("td", {}, orderWinner(j.a_first, true)),
+        h("td", {}, orderWinner(j.b_first, false)),
+        h("td", {}, j.p_b === undefined ? "—" : j.order_consistent ? "yes" : "no"),
+        h("td", { class: "num" }, `${j.words_a} / ${j.words_b}`),
+        notes(j)))));
   return h("div", {},
     h("p", { class: "headline", "data-testid": "pairwise-headline" }, o.headline),
     figures,
