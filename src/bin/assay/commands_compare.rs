@@ -131,7 +131,7 @@ fn print_pairwise(outcome: &PairwiseOutcome) {
         println!("  {} questions answered by only one run are left out", outcome.source.excluded);
     }
     if outcome.each_answer_alone {
-        println!("  {:<12} {:>6}  {:>8} {:>8}", "question", "P(B)", format!("{} score", short(&outcome.source.name_a)), format!("{} score", short(&outcome.source.name_b)));
+        println!("  {:<12} {:>6}  {:>16} {:>16}", "question", "P(B)", format!("{} score", short(&outcome.source.name_a)), format!("{} score", short(&outcome.source.name_b)));
     } else {
         println!(
             "  {:<12} {:>6}  {:<28} {:<28} {}",
@@ -160,7 +160,7 @@ fn print_row(j: &PairwiseJudgment) {
     match (&j.preference, &j.error) {
         (Some(p), _) if j.scores.is_some() => {
             let [a, b] = j.scores.unwrap_or_default();
-            println!("  {:<12} {:>6.3}  {a:>8.3} {b:>8.3}{flags}", j.id, p.p_b)
+            println!("  {:<12} {:>6.3}  {a:>16.3} {b:>16.3}{flags}", j.id, p.p_b)
         }
         (Some(p), _) => println!(
             "  {:<12} {:>6.3}  {:<28} {:<28} {}{flags}",
