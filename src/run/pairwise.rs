@@ -39,7 +39,7 @@ pub const DEFAULT_PAIRWISE_JUDGE: &str = "correct";
 #[derive(Debug, Clone)]
 pub enum PairwiseJudgeSpec {
     /// Both answers in one prompt, in both orders: a `mode = "pairwise"` spec such as `better`.
-    SideBySide(JudgeSpec),
+    SideBySide(Box<JudgeSpec>),
     /// Each answer judged alone by an absolute judge (`name`), whose specs (with a jury's
     /// members) are `specs`.
     EachAlone { name: String, specs: Vec<JudgeSpec> },
@@ -51,7 +51,7 @@ impl PairwiseJudgeSpec {
     fn from_selection(name: &str, chosen: Vec<JudgeSpec>) -> Option<Self> {
         let spec = chosen.iter().find(|s| s.name == name)?.clone();
         Some(match spec.mode {
-            JudgeMode::Pairwise => PairwiseJudgeSpec::SideBySide(spec),
+            JudgeMode::Pairwise => PairwiseJudgeSpec::SideBySide(Box::new(spec)),
             _ => PairwiseJudgeSpec::EachAlone { name: name.to_string(), specs: chosen },
         })
     }
@@ -163,7 +163,7 @@ pub fn pairwise_judge(spec: PairwiseJudgeSpec, model_id: &str, device: DeviceCho
                 .ok_or_else(|| error(format!("judge `{name}` has no spec to run")))?;
             return Ok(Box::new(EachAnswerAlone::new(name, panel, model)));
         }
-        PairwiseJudgeSpec::SideBySide(spec) => spec,
+        PairwiseJudgeSpec::SideBySide(spec) => *spec,
     };
     let registry = Registry::load().map_err(|e| error(e.to_string()))?;
     Ok(match registry.server(model_id) {
