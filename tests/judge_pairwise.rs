@@ -731,7 +731,7 @@ fn same_distribution(outcome: &assay::compare::PairwiseOutcome) -> usize {
 
 #[test]
 #[ignore]
-fn sample_better_prefers_the_labelled_correct_answer() {
+fn sample_pairwise_prefers_the_labelled_correct_answer() {
     let Some(measured) = measure_pairs("careful", "sloppy") else { return };
     sensitivity(&measured.outcome, &correct_labels("careful"), &correct_labels("sloppy"));
     assert!(same_distribution(&measured.outcome) <= 5, "answer sets from one mixture are called different too often");
