@@ -383,3 +383,31 @@ fn answered_by_both(store: &Store, run_a: &RunRecord, run_b: &RunRecord) -> Resu
     let excluded = all_ids.len() - pairs.len();
     Ok((pairs, excluded))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_judge_is_side_by_side_only_when_its_spec_is_pairwise_and_a_jury_is_keyed_by_every_member() {
+        let better = pairwise_spec(Some("better"), None).expect("built-in better");
+        assert!(matches!(better, PairwiseJudgeSpec::SideBySide(_)));
+        let correct = pairwise_spec(None, None).expect("the default");
+        let PairwiseJudgeSpec::EachAlone { name, specs } = &correct else { panic!("{correct:?}") };
+        assert_eq!((name.as_str(), specs.len()), (DEFAULT_PAIRWISE_JUDGE, 1));
+        assert_eq!(correct.content_sha256(), specs[0].content_sha256());
+        // A jury reads its members too: its key changes with any of them, not with their order.
+        let facts = pairwise_spec(Some("facts"), None).expect("built-in facts");
+        let PairwiseJudgeSpec::EachAlone { specs, .. } = &facts else { panic!("{facts:?}") };
+        assert!(specs.len() > 1, "{specs:?}");
+        let mut reversed = specs.clone();
+        reversed.reverse();
+        let key = facts.content_sha256();
+        assert_eq!(PairwiseJudgeSpec::EachAlone { name: "facts".into(), specs: reversed.clone() }.content_sha256(), key);
+        reversed[0].description.push_str(" (edited)");
+        assert_ne!(PairwiseJudgeSpec::EachAlone { name: "facts".into(), specs: reversed }.content_sha256(), key);
+        let all = spec::load_all(None).expect("built-ins");
+        assert_eq!(judge_sha256_of(&all, "facts"), Some(key));
+        assert!(matches!(pairwise_spec(Some("no-such-judge"), None), Err(PairwiseError::Judge(_))));
+    }
+}
