@@ -462,6 +462,10 @@ mod tests {
         for isa in Isa::ALL {
             assert_eq!(interleaved.matmul(isa, &a, &mut [0.0; 16], &serial).is_ok(), isa.supported() && InterleavedKQuant::runs_on(isa), "{isa}");
         }
+        // Which matrices take the layout: an x86 path, a whole record of rows, whole super-blocks.
+        assert!(InterleavedKQuant::suits(Isa::Avx2, 16, QK_K) && InterleavedKQuant::suits(Isa::Avx512Vnni, 1536, 6 * QK_K));
+        assert!(!InterleavedKQuant::suits(Isa::Avx2, 15, QK_K) && !InterleavedKQuant::suits(Isa::Avx2, 16, QK_K + 32));
+        assert!(!InterleavedKQuant::suits(Isa::Scalar, 16, QK_K));
     }
 
     #[test]

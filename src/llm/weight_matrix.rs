@@ -77,7 +77,7 @@ impl WeightMatrix {
         }
         if let Some((ty, isa)) = own_k_quant_kernel_for(&t)? {
             let (rows, width) = t.shape().dims2()?;
-            if InterleavedKQuant::runs_on(isa) && rows >= 16 && width.is_multiple_of(k_quants::QK_K) {
+            if InterleavedKQuant::suits(isa, rows, width) {
                 let pool = candle_core::utils::barrier_pool();
                 let parallel = |n: usize, f: &(dyn Fn(std::ops::Range<usize>) + Sync)| pool.execute_chunked(n, f);
                 let weights = InterleavedKQuant::from_file_bytes(ty, &t.data()?, rows, width / k_quants::QK_K, &parallel)

@@ -127,6 +127,12 @@ impl InterleavedKQuant {
         matches!(isa, Isa::Avx512Vnni | Isa::AvxVnni | Isa::Avx2)
     }
 
+    /// Whether a `rows`×`width` matrix gains from this layout on `isa`: kernels for it, at
+    /// least one whole record of rows, and whole super-blocks per row.
+    pub fn suits(isa: Isa, rows: usize, width: usize) -> bool {
+        Self::runs_on(isa) && rows >= ROWS && width.is_multiple_of(QK_K)
+    }
+
     #[cfg(target_arch = "x86_64")]
     fn run(&self, isa: Isa, a: &Q8KRows, dst: &mut [f32], parallel: Parallel) {
         let (ty, rows, nb) = (self.ty, self.rows, self.blocks_per_row);
