@@ -19,6 +19,7 @@ pub mod prompt;
 pub mod distribution;
 pub mod graded_pairs;
 pub mod reading;
+pub mod repetition;
 pub mod served;
 pub mod spec;
 pub mod statement_overlap;

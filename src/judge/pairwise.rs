@@ -29,6 +29,7 @@ use super::error::JudgeError;
 use super::injection::item_is_suspect;
 use super::pairwise_orders::{combine_orders, from_each_answer, from_scores};
 use super::prompt::{marked, marked_for_server, user_prompt_tokens, NO_REFERENCE};
+use super::repetition::without_repeats;
 use super::reading::{common_prefix, cached_template_states, Reader, Reading};
 use super::served::{cut_after_overflow, overflow_of, MAX_CUTS};
 use super::spec::{JudgeMode, JudgeSpec, ASKED};
@@ -61,8 +62,9 @@ pub fn pair_variables<'a>(question: &Question, first: &Answer, second: &Answer) 
     if let Some(gold) = &question.context {
         variables.insert("gold_context", gold.clone());
     }
-    variables.insert("answer_1", first.text.clone());
-    variables.insert("answer_2", second.text.clone());
+    // Looping answers are read once (`repetition`), as by every judge.
+    variables.insert("answer_1", without_repeats(&first.text).0);
+    variables.insert("answer_2", without_repeats(&second.text).0);
     variables
 }
 

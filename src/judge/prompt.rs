@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::injection::without_injection;
+use super::repetition::without_repeats;
 use super::spec::{Baseline, JudgeSpec};
 use crate::dataset::Question;
 use crate::llm::chat_template::ChatMessage;
@@ -22,7 +23,8 @@ pub fn item_variables<'a>(question: &Question, answer: &Answer) -> BTreeMap<&'a 
     let mut variables = BTreeMap::new();
     variables.insert("question", question.question.clone());
     variables.insert("reference", question.answer.clone().unwrap_or_else(|| NO_REFERENCE.to_string()));
-    variables.insert("answer", answer.text.clone());
+    // A looping answer is read once (`repetition`).
+    variables.insert("answer", without_repeats(&answer.text).0);
     let context = answer.retrieved.iter().map(|c| format!("[{}] {}", c.chunk_id, c.text)).collect::<Vec<_>>().join("\n\n");
     if !context.is_empty() {
         variables.insert("context", context);
