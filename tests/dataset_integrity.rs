@@ -96,6 +96,27 @@ fn long_answer_labels_match_their_answers() {
     }
 }
 
+/// The labelled pairs of real answers (PAIRS.md): one per question of the set, each with both
+/// answers, a label of `a`, `b` or `tie` and its reason.
+#[test]
+fn labelled_answer_pairs_belong_to_their_questions() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/realdocs");
+    let dataset = load_dataset(&root).expect("realdocs");
+    let text = std::fs::read_to_string(root.join("pairs-smollm2-qwen0.5b.jsonl")).expect("pairs");
+    let mut seen = BTreeSet::new();
+    for (line, text) in text.lines().enumerate() {
+        let pair: serde_json::Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("line {}: {e}", line + 1));
+        let id = pair["id"].as_str().expect("id").to_string();
+        assert!(dataset.questions.iter().any(|q| q.id == id), "pair {id} has no question");
+        assert!(seen.insert(id.clone()), "{id} twice");
+        for key in ["answer_a", "answer_b", "reason"] {
+            assert!(pair[key].as_str().is_some_and(|t| !t.trim().is_empty()), "{id}: `{key}`");
+        }
+        assert!(["a", "b", "tie"].contains(&pair["better"].as_str().unwrap_or("")), "{id}: `better` is {}", pair["better"]);
+    }
+    assert_eq!(seen.len(), 30);
+}
+
 /// The real-document sets' golden contexts were copied from `assay text`: each must still be
 /// in what Assay reads from its document (whitespace aside), or a change to the PDF reader has
 /// moved the ground truth under the benchmark. Headings are marked `# ` as that command prints
