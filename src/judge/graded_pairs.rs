@@ -5,9 +5,10 @@
 //! Why it exists beside the side-by-side judges: a small judge model shown two answers at once
 //! answers mostly by position and length (the 1.5B's winner flips with the order on three
 //! questions of four, and it preferred the short answer of a long/short pair on 10 of 12
-//! whichever was right), while the same model reading one answer at a time ranks them well
-//! (docs/pairwise.md). An answer judged alone cannot be favoured for where it stands, so the
-//! two "orders" are the same by construction.
+//! whichever was right), while the same model reading one answer at a time picked the
+//! labelled-correct answer far more often (docs/pairwise.md; on real answers of a very small
+//! generator both ways fall short of 90%). An answer judged alone cannot be favoured for where
+//! it stands, so the two "orders" are the same by construction.
 //!
 //! The scores y_A, y_B in [0, 1] are read as two independent judgments: A is the better when A
 //! is right and B is not, so P(A better) = y_A(1 − y_B), P(B better) = y_B(1 − y_A), a tie the
