@@ -4,7 +4,7 @@
 
 use assay::llm::chat_template::ChatMessage;
 use assay::llm::generate::{FinishReason, GenerationParams};
-use crate::common::{assay_command, dataset_copy, ok, smollm2_installed};
+use crate::common::{assay_command, dataset_copy, numbered_sentences, ok, smollm2_installed};
 use crate::llm_common;
 use rusqlite::Connection;
 use std::collections::BTreeMap;
@@ -209,9 +209,9 @@ fn a_second_sigint_stops_at_once_and_leaves_the_run_resumable() {
     let dataset = dataset_copy(tmp.path());
     let questions = std::fs::read_to_string(dataset.join("questions.jsonl")).unwrap();
     let first: serde_json::Value = serde_json::from_str(questions.lines().next().unwrap()).unwrap();
-    let sentence = "The stove's burner must be cleaned every week with a soft brush and the fuel line checked for cracks. ";
+    let sentence = "The stove's burner must be cleaned every week with a soft brush and the fuel line checked for cracks.";
     let answers = tmp.path().join("long.jsonl");
-    std::fs::write(&answers, serde_json::json!({"id": first["id"], "answer": sentence.repeat(280)}).to_string() + "\n").unwrap();
+    std::fs::write(&answers, serde_json::json!({"id": first["id"], "answer": numbered_sentences(sentence, 280)}).to_string() + "\n").unwrap();
     let db = tmp.path().join("runs.sqlite");
     let target = format!("answers:{}", answers.display());
     let mut child = assay_command(

@@ -8,6 +8,7 @@ use assay::judge::prompt::item_variables;
 use assay::judge::reading::Reading;
 use assay::llm::chat_template::ChatMessage;
 use assay::record::{Answer, RetrievedChunk};
+use crate::common::numbered_sentences;
 use crate::llm_common;
 
 fn item() -> (Question, Answer) {
@@ -83,14 +84,14 @@ fn choice_verdicts_are_distributions_and_shared_reading_changes_nothing() {
     }
 }
 
-/// An answer past the judge model's window (24,000 words against SmolLM2's 8,192 tokens) is cut
+/// An answer past the judge model's window (30,000 words against SmolLM2's 8,192 tokens) is cut
 /// by the stated rule (`judge::context_fit`) and scored, its verdict flagged as cut; it used to
 /// be stored unscored.
 #[test]
 fn an_item_that_overflows_the_context_is_cut_scored_and_flagged() {
     let Some(mut panel) = panel(&["correct"]) else { return };
     let (question, mut answer) = item();
-    answer.text = "the pores are tiny ".repeat(6000);
+    answer.text = numbered_sentences("the pores are tiny", 6000);
     let verdicts = panel.judge(&question, &answer);
     let v = &verdicts["correct"];
     assert!(v.error.is_none() && v.score.is_some() && v.label.is_some(), "{v:?}");

@@ -18,6 +18,7 @@ use assay::run::{pairwise_compare, pairwise_spec, PairwiseProgress, PairwiseRequ
 use assay::store::Store;
 use serde_json::{json, Value};
 
+use crate::common::numbered_sentences;
 use crate::llm_common;
 
 fn sample() -> PathBuf {
@@ -226,12 +227,12 @@ fn a_judge_of_each_answer_reads_both_answers_once_per_order() {
     assert!(shared_read < a_first.len() + b_first.len(), "{shared_read} tokens read shared, {whole_read} whole");
 }
 
-/// A pair past the judge model's window: q003 with its careful answer grown to about 6,600
-/// words and its sloppy one to about 3,200, against SmolLM2's 8,192 tokens.
+/// A pair past the judge model's window: q003 with its careful answer grown to about 7,200
+/// words and its sloppy one to about 3,600, against SmolLM2's 8,192 tokens.
 fn pair_past_the_window() -> (Question, Answer, Answer) {
     let (question, mut careful, mut sloppy) = item("q003");
-    careful.text = format!("{} {}", careful.text, "Rinse the cartridge and check the seal before the next use. ".repeat(600));
-    sloppy.text = format!("{} {}", sloppy.text, "Any filter works the same in cold water. ".repeat(400));
+    careful.text = format!("{} {}", careful.text, numbered_sentences("Rinse the cartridge and check the seal before the next use.", 600));
+    sloppy.text = format!("{} {}", sloppy.text, numbered_sentences("Any filter works the same in cold water.", 400));
     (question, careful, sloppy)
 }
 

@@ -201,7 +201,7 @@ fn a_pair_past_the_servers_window_is_cut_to_fit_scored_and_flagged() {
     let dataset = sample();
     for (set, filler) in [("careful", "Rinse the cartridge and check the seal before the next use."), ("sloppy", "Any filter works the same in cold water, so skip the seal.")] {
         let first = jsonl(&format!("answers-{set}.jsonl")).swap_remove(0);
-        let long = format!("{} {}", first["answer"].as_str().unwrap(), format!("{filler} ").repeat(140));
+        let long = format!("{} {}", first["answer"].as_str().unwrap(), common::numbered_sentences(filler, 140));
         let file = dir.join(format!("{set}.jsonl"));
         std::fs::write(&file, json!({"id": first["id"], "answer": long}).to_string() + "\n").unwrap();
         assay(&["run", dataset.to_str().unwrap(), "--target", &format!("answers:{}", file.display()), "--limit", "1", "--name", set]);

@@ -143,3 +143,9 @@ pub fn smollm2_installed() -> bool {
         Err(e) => panic!("CI pulls smollm2-135m-instruct before the tests: {e}"),
     }
 }
+
+/// A long text for a test: `copies` of `sentence`, each numbered ("(1) …", "(2) …"), so it is
+/// not a loop (a judge reads a loop once, `judge::repetition`, which would leave it short).
+pub fn numbered_sentences(sentence: &str, copies: usize) -> String {
+    (1..=copies).map(|i| format!("({i}) {sentence} ")).collect()
+}
