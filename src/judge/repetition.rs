@@ -1,10 +1,9 @@
 //! Answers that repeat themselves, read once. Small generators often loop: "The answer to this
 //! question is: The answer to this question is: …" to the token limit. A judge model reading
 //! the loop scores it like an answer (the 1.5B gave such answers P(Yes) 0.55–0.65 on real
-//! documents, passing them, and above right answers beside them; docs/pairwise.md), so a run
-//! of words that repeats the run just before it is dropped before any judge reads the answer:
-//! the judge reads each stretch once, as the user would skim it. A right answer that then
-//! loops keeps its right part.
+//! documents, passing them, and above right answers beside them; docs/pairwise.md), so a loop
+//! is read once: before any judge reads the answer, the copies after the first are dropped, as
+//! a user would skim them. A right answer that then loops keeps its right part.
 //!
 //! Only a unit of three words or more said three times or more in a row counts (compared
 //! without case or surrounding punctuation): one copy is kept. A phrase said twice ("… through
