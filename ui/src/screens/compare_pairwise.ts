@@ -3,8 +3,9 @@
 // core's pairwise comparison (the same entry as `assay compare A B --pairwise`), with progress
 // and Cancel (what is judged stays stored and is reused next time). Every figure (win/tie/loss,
 // win rate and interval, p, verdict, order consistency, the win rate at equal length, each
-// question's P(B) and, for a judge of each answer alone, the two scores) is the core's; this file only lays it out. Question ids, run names and error
-// text go through `h()`, so they are text nodes, never markup.
+// question's P(B) and, for a judge of each answer alone, the two scores) is the core's; this
+// file only lays it out. Question ids, run names and error text go through `h()`, so they are
+// text nodes, never markup.
 import { invoke } from "@tauri-apps/api/core";
 import { listen } from "@tauri-apps/api/event";
 import { errorText, ListedModel, ModelsView } from "../api";
