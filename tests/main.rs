@@ -26,6 +26,7 @@ mod compare_simulation;
 mod concurrent_runs;
 mod corpus_read;
 mod dataset_integrity;
+mod nothing_stated;
 mod generate_pairs;
 mod http_secrets;
 mod http_target;

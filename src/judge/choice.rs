@@ -19,6 +19,7 @@ use super::spec::{JudgeMode, JudgeSpec};
 use super::error::JudgeError;
 use super::jury::jury_verdict;
 use super::jury_metrics::is_jury_metric;
+use super::nothing_stated::{fails_without_model, worst_outcome};
 use super::statements::{failed as failed_statements, judge_prepared, prepare as prepare_statements, PreparedStatements};
 use super::prompt::{baseline_variables, item_variables, marked, user_prompt_tokens};
 use super::Verdict;
@@ -96,6 +97,10 @@ impl JudgePanel {
         let mut prompts: Vec<ChoicePrompts> = Vec::new();
         for &index in &choice {
             let spec = &self.judges[index];
+            if let Some(kind) = fails_without_model(spec, &variables) {
+                verdicts.insert(spec.name.clone(), worst_outcome(spec, kind));
+                continue;
+            }
             match missing_input(spec, &variables) {
                 Some(error) => {
                     verdicts.insert(spec.name.clone(), unscored(error));

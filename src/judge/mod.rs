@@ -13,6 +13,7 @@ mod error;
 pub mod injection;
 pub mod jury;
 pub mod jury_metrics;
+pub mod nothing_stated;
 pub mod pairwise;
 mod pairwise_orders;
 pub mod prompt;

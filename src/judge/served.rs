@@ -14,6 +14,7 @@ use super::choice::{apply_calibration, finish_verdicts, missing_input};
 use super::context_fit::{fit_to_chars, FLAG_CUT_TO_FIT};
 use super::distribution::{unscored, verdict_against_baseline, verdict_from_logprobs};
 use super::error::JudgeError;
+use super::nothing_stated::{fails_without_model, worst_outcome};
 use super::prompt::{baseline_variables, item_variables, marked_for_server};
 use super::spec::{JudgeMode, JudgeSpec};
 use super::statements;
@@ -77,6 +78,9 @@ impl ServedJudgePanel {
     }
 
     fn choose(&self, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<Verdict, JudgeError> {
+        if let Some(kind) = fails_without_model(spec, variables) {
+            return Ok(worst_outcome(spec, kind));
+        }
         let rendered = self.render(spec, variables)?;
         let Some(logprobs) = self.outcome_logprobs(spec, &rendered)? else {
             return Ok(unscored(self.no_outcome(spec)));

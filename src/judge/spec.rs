@@ -120,6 +120,9 @@ struct SpecFile {
     /// recall); both when absent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     sides: Vec<StatementSide>,
+    /// Choice and statements modes: an answer that states nothing fails without the model.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    nothing_stated_fails: bool,
 }
 
 fn default_mode() -> JudgeMode {
@@ -161,6 +164,12 @@ pub struct JudgeSpec {
     /// judge that only needs recall reads half as many prompts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sides: Vec<StatementSide>,
+    /// An answer that states nothing (a refusal, a lead-in, the question asked back, no words:
+    /// `nothing_stated`) gets the worst outcome without the model, when the question has a
+    /// reference answer. For judges that check an answer against its reference. Left out of
+    /// the hash when false, so specs without it keep theirs.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub nothing_stated_fails: bool,
 }
 
 impl JudgeSpec {
@@ -244,6 +253,14 @@ impl JudgeSpec {
         if matches!(raw.mode, JudgeMode::Claims | JudgeMode::Statements) && raw.outcomes != ["No", "Yes"] {
             return Err(field("outcomes", "claims and statements modes check each claim with outcomes [\"No\", \"Yes\"]".into()));
         }
+        if raw.nothing_stated_fails {
+            if !matches!(raw.mode, JudgeMode::Choice | JudgeMode::Statements) {
+                return Err(field("nothing_stated_fails", "only a choice or statements judge fails an answer that states nothing".into()));
+            }
+            if !(raw.inputs.iter().any(|i| i == "answer") && raw.inputs.iter().any(|i| i == "reference")) {
+                return Err(field("nothing_stated_fails", "judges an answer against its reference: `inputs` needs `answer` and `reference`".into()));
+            }
+        }
         if !raw.sides.is_empty() && raw.mode != JudgeMode::Statements {
             return Err(field("sides", "only a statements judge (mode = \"statements\") checks sides".into()));
         }
@@ -306,6 +323,7 @@ impl JudgeSpec {
             model: raw.model,
             baseline: raw.baseline,
             sides: raw.sides,
+            nothing_stated_fails: raw.nothing_stated_fails,
         })
     }
 
@@ -431,6 +449,7 @@ pub fn write_calibrated_copy(spec: &JudgeSpec, dir: &Path, thresholds: &[f64], l
         model: spec.model.clone(),
         baseline: spec.baseline,
         sides: spec.sides.clone(),
+        nothing_stated_fails: spec.nothing_stated_fails,
     };
     let text = toml::to_string(&raw).map_err(|e| SpecError::Field { file: file.clone(), field: "thresholds", message: e.to_string() })?;
     std::fs::write(&file, text).map_err(io(file.clone()))?;

@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 use super::distribution::{normalise, unscored};
 use super::error::JudgeError;
 use super::injection::without_injection;
+use super::nothing_stated::fails_without_model;
 use super::prompt::{marked, user_prompt_tokens, NO_REFERENCE};
 use super::reading::Reader;
 use super::spec::JudgeSpec;
@@ -58,6 +59,10 @@ pub fn keys(spec: &JudgeSpec) -> Vec<String> {
 /// The checks of `plan` on the sides `spec` checks (a recall-only judge asks nothing of the
 /// answer's statements, so the reference is not read as a text at all).
 pub fn plan_for(spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<Vec<PlannedCheck>, String> {
+    // A refusal, a lead-in or the question asked back: nothing to check (`nothing_stated`).
+    if fails_without_model(spec, variables).is_some() {
+        return Ok(Vec::new());
+    }
     let all = plan(variables)?;
     let any = !all.is_empty();
     let checks: Vec<PlannedCheck> = all.into_iter().filter(|check| spec.checks_side(check.side)).collect();
@@ -118,7 +123,7 @@ fn statements_of(text: &str) -> Vec<String> {
 /// answer with none (no checks at all: `plan`) scores 0 on every key.
 pub fn verdicts(spec: &JudgeSpec, checks: &[PlannedCheck], supported: &[f64]) -> Vec<(String, Verdict)> {
     if checks.is_empty() {
-        return nothing_stated(spec);
+        return verdicts_stating_nothing(spec);
     }
     let statements: Vec<StatementCheck> = checks
         .iter()
@@ -242,8 +247,8 @@ pub fn probability_of_support(spec: &JudgeSpec, check: &PlannedCheck, logprobs: 
 
 /// The verdicts on an answer that states nothing to check: 0 on every key, labelled by the
 /// spec's threshold like any other score.
-fn nothing_stated(spec: &JudgeSpec) -> Vec<(String, Verdict)> {
-    let why = "the answer states nothing to check (empty, or only markup or text addressed to the grader)".to_string();
+fn verdicts_stating_nothing(spec: &JudgeSpec) -> Vec<(String, Verdict)> {
+    let why = "the answer states nothing to check (empty, only markup or text addressed to the grader, or, where the spec says so, only a refusal, a lead-in or the question asked back)".to_string();
     let no = spec.calibrated_label(0.0).map(str::to_string).unwrap_or_else(|| spec.outcomes[0].clone());
     let main = Verdict {
         label: Some(no),

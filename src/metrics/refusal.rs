@@ -170,6 +170,24 @@ pub fn is_refusal(text: &str) -> bool {
         .any(|phrase| contains_words(&prepared, phrase))
 }
 
+/// The text prepared as `is_refusal` reads it (lowercase, apostrophes straightened, spaces
+/// collapsed) with every refusal phrase blanked: what the text says besides declining.
+pub fn without_refusal_phrases(text: &str) -> String {
+    let prepared = prepare(text);
+    let mut blank = vec![false; prepared.len()];
+    for phrase in refusal_phrases() {
+        for (start, matched) in prepared.match_indices(phrase.as_str()) {
+            let end = start + matched.len();
+            let before = prepared[..start].chars().next_back();
+            let after = prepared[end..].chars().next();
+            if !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric) {
+                blank[start..end].iter_mut().for_each(|b| *b = true);
+            }
+        }
+    }
+    prepared.char_indices().map(|(i, c)| if blank[i] { ' ' } else { c }).collect()
+}
+
 /// 1.0 when the answer refuses exactly when the question expects a refusal, else 0.0.
 pub fn refusal_correct(answer_text: &str, should_refuse: bool) -> f64 {
     if is_refusal(answer_text) == should_refuse {
@@ -229,6 +247,16 @@ mod tests {
     fn phrases_match_whole_words_only() {
         assert!(!is_refusal("hi don't knowledge base"));
         assert!(is_refusal("Honestly, I don't know!"));
+    }
+
+    #[test]
+    fn what_a_refusal_says_besides_declining() {
+        let rest = |t: &str| without_refusal_phrases(t).split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(rest("I can't answer that from the documents."), "that from the documents.");
+        assert_eq!(rest("I’m unable to answer; the default is UTF-8."), "; the default is utf-8.");
+        assert_eq!(rest("The manual does not mention a warranty period."), "a warranty period.");
+        assert_eq!(rest("Hold RESET for 5 seconds."), "hold reset for 5 seconds.");
+        assert_eq!(rest(""), "");
     }
 
     #[test]
