@@ -3,6 +3,8 @@
 //! never catch a right answer, and it must catch the empty answers small models really write.
 
 use assay::dataset::{load_dataset, Question};
+use assay::judge::choice::JudgePanel;
+use assay::judge::spec::select;
 use assay::judge::nothing_stated::{fails_without_model, NothingStated};
 use assay::judge::prompt::item_variables;
 use assay::judge::spec::{load_all, JudgeSpec};
@@ -11,6 +13,8 @@ use assay::record::Answer;
 use assay::targets::load_answers_file;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use crate::llm_common;
 
 /// What the built-in `correct` judge does with this answer before any model is asked.
 fn caught(correct: &JudgeSpec, question: &Question, answer: &str) -> Option<NothingStated> {
@@ -100,4 +104,42 @@ fn the_real_answers_it_catches_give_no_key_fact() {
     }
     assert!(found.len() >= 8, "{found:?}");
     eprintln!("caught {} of 60: {found:?}", found.len());
+}
+
+/// Through the judges on a real model (SmolLM2): `correct` and `supported` fail a lead-in
+/// without reading it, `abstention` (no such rule in its spec) still asks the model, and a
+/// refusal where the question expects one is left to the model.
+#[test]
+fn judges_fail_an_answer_stating_nothing_without_reading_it() {
+    let Some(model) = llm_common::smollm2() else { return };
+    let specs = load_all(None).expect("built-in judges");
+    let panel_of = |names: &[&str]| {
+        let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        JudgePanel::new(select(&specs, &names).expect("judges"), model.clone()).expect("panel")
+    };
+    let (mut panel, mut abstention_alone) = (panel_of(&["correct", "supported", "abstention"]), panel_of(&["abstention"]));
+    let question: Question =
+        serde_json::from_str(r#"{"id": "q013", "question": "What is the pore size of the AquaPure 500 membrane?", "answer": "0.1 micron."}"#).expect("question");
+    let answer = |text: &str| Answer { text: text.to_string(), ..Answer::default() };
+
+    let first = panel.judge(&question, &answer("The membrane has 0.1-micron pores."));
+    assert!(first["correct"].explanation.is_none() && first["correct"].score.is_some_and(|s| s > 0.0), "{:?}", first["correct"]);
+    abstention_alone.judge(&question, &answer("The membrane has 0.1-micron pores."));
+    let read_before = (panel.tokens_read, abstention_alone.tokens_read);
+    let text = "The answer to this question is:\n\nThe answer to this question is:\n\nThe answer to this question is:";
+    let lead_in = panel.judge(&question, &answer(text));
+    abstention_alone.judge(&question, &answer(text));
+    // Only abstention read the lead-in: the panel read what abstention alone reads.
+    assert_eq!(panel.tokens_read - read_before.0, abstention_alone.tokens_read - read_before.1);
+    for judge in ["correct", "supported"] {
+        let verdict = &lead_in[judge];
+        assert_eq!((verdict.score, verdict.label.as_deref(), verdict.passed), (Some(0.0), Some("No"), Some(false)), "{judge}: {verdict:?}");
+        assert!(verdict.explanation.as_deref().is_some_and(|e| e.contains("answer")), "{judge}: {verdict:?}");
+    }
+    assert!(lead_in["abstention"].score.is_some() && lead_in["abstention"].explanation.is_none(), "{:?}", lead_in["abstention"]);
+
+    let expects_refusal: Question =
+        serde_json::from_str(r#"{"id": "q099", "question": "What does the AquaPure 500 cost?", "refuse": true}"#).expect("question");
+    let refusal = panel.judge(&expects_refusal, &answer("I can't answer that from the documents."));
+    assert!(refusal["correct"].explanation.is_none() && refusal["correct"].score.is_some_and(|s| s > 0.0), "{:?}", refusal["correct"]);
 }
