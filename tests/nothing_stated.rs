@@ -99,7 +99,7 @@ fn the_real_answers_it_catches_give_no_key_fact() {
             }
         }
     }
-    for kind in [NothingStated::LeadIn, NothingStated::Refusal, NothingStated::QuestionRepeated] {
+    for kind in [NothingStated::LeadIn, NothingStated::Refusal, NothingStated::Questions] {
         assert!(found.iter().any(|(_, _, k)| *k == kind), "no {kind:?} among {found:?}");
     }
     assert!(found.len() >= 8, "{found:?}");
