@@ -19,7 +19,7 @@ use crate::llm::device::DeviceChoice;
 use crate::llm::model::LanguageModel;
 use crate::llm::server::ServerModel;
 use crate::models::registry::Registry;
-use crate::record::{Answer, PairwiseJudgment, RunRecord, Verdict};
+use crate::record::{Answer, ItemRecord, PairwiseJudgment, RunRecord, Verdict};
 use crate::stats::RunReport;
 use crate::store::{PairwiseKey, Store, StoreError};
 use super::request::{judge_panel, DEFAULT_JUDGE_MODEL};
@@ -184,21 +184,20 @@ fn judge_sha256_of(specs: &BTreeMap<String, JudgeSpec>, name: &str) -> Option<St
 
 /// A run's stored verdicts by an absolute judge, by question, when they were made by the same
 /// judge specs on the same judge model (else None: they would not be the judgment asked for).
-fn stored_verdicts(store: &Store, run: &RunRecord, spec: &PairwiseJudgeSpec, judge_model: &str) -> Result<Option<BTreeMap<String, Verdict>>, StoreError> {
-    let PairwiseJudgeSpec::EachAlone { name, specs } = spec else { return Ok(None) };
+fn stored_verdicts(run: &RunRecord, items: &[ItemRecord], spec: &PairwiseJudgeSpec, judge_model: &str) -> Option<BTreeMap<String, Verdict>> {
+    let PairwiseJudgeSpec::EachAlone { name, specs } = spec else { return None };
     let config = &run.config;
     let same_specs = specs.iter().all(|s| config.judge_specs.get(&s.name) == Some(&s.content_sha256()));
     if config.judge_model.as_deref() != Some(judge_model) || !same_specs {
-        return Ok(None);
+        return None;
     }
-    Ok(Some(
-        store
-            .items(&run.id)?
-            .into_iter()
-            .filter_map(|mut item| Some((item.question.id.clone(), item.verdicts.remove(name)?)))
+    Some(
+        items
+            .iter()
+            .filter_map(|item| Some((item.question.id.clone(), item.verdicts.get(name)?.clone())))
             .filter(|(_, verdict)| verdict.score.is_some_and(f64::is_finite))
             .collect(),
-    ))
+    )
 }
 
 /// A hash of what the judge reads of one question: the question, its reference and both
@@ -228,13 +227,14 @@ pub fn pairwise_compare(
         judge_sha256: &judge_sha256,
         judge_model: &request.judge_model,
     };
-    let (pairs, excluded) = answered_by_both(store, request.run_a, request.run_b)?;
+    let (items_a, items_b) = (store.items(&request.run_a.id)?, store.items(&request.run_b.id)?);
+    let (pairs, excluded) = answered_by_both(&items_a, &items_b);
     let mut judgments = stored_for(store, &key, &pairs)?;
     // An absolute judge's verdicts stored with both runs are that judge's reading of each
     // answer alone: the judgment is made from them, not judged again.
     if let (Some(verdicts_a), Some(verdicts_b)) = (
-        stored_verdicts(store, request.run_a, &request.spec, &request.judge_model)?,
-        stored_verdicts(store, request.run_b, &request.spec, &request.judge_model)?,
+        stored_verdicts(request.run_a, &items_a, &request.spec, &request.judge_model),
+        stored_verdicts(request.run_b, &items_b, &request.spec, &request.judge_model),
     ) {
         for ((question, a, b), slot) in pairs.iter().zip(judgments.iter_mut()).filter(|(_, slot)| slot.is_none()) {
             if let (Some(va), Some(vb)) = (verdicts_a.get(&question.id), verdicts_b.get(&question.id)) {
@@ -311,7 +311,7 @@ pub fn stored_pairwise(
     let judges = store.pairwise_judges(&run_a.id, &run_b.id)?;
     let Some(latest) = judges.into_iter().find(|j| judge_model.is_none_or(|m| j.judge_model == m)) else { return Ok(None) };
     let key = PairwiseKey { run_a: &run_a.id, run_b: &run_b.id, judge_sha256: &latest.judge_sha256, judge_model: &latest.judge_model };
-    let (pairs, excluded) = answered_by_both(store, run_a, run_b)?;
+    let (pairs, excluded) = answered_by_both(&store.items(&run_a.id)?, &store.items(&run_b.id)?);
     let judgments: Vec<PairwiseJudgment> = stored_for(store, &key, &pairs)?.into_iter().flatten().collect();
     if judgments.is_empty() {
         return Ok(None);
@@ -366,8 +366,7 @@ pub fn stored_pairwise_for_report(database: &Path, reports: &[RunReport]) -> Res
 /// The questions both runs answered (question from run A's snapshot, A's answer, B's answer),
 /// in A's order, and how many questions of either run are left out (unanswered or failed in
 /// one of them).
-fn answered_by_both(store: &Store, run_a: &RunRecord, run_b: &RunRecord) -> Result<(Vec<(Question, Answer, Answer)>, usize), StoreError> {
-    let (items_a, items_b) = (store.items(&run_a.id)?, store.items(&run_b.id)?);
+fn answered_by_both(items_a: &[ItemRecord], items_b: &[ItemRecord]) -> (Vec<(Question, Answer, Answer)>, usize) {
     let mut all_ids: BTreeSet<&str> = items_a.iter().map(|i| i.question.id.as_str()).collect();
     all_ids.extend(items_b.iter().map(|i| i.question.id.as_str()));
     let answered_b: BTreeMap<&str, &Answer> =
@@ -381,7 +380,7 @@ fn answered_by_both(store: &Store, run_a: &RunRecord, run_b: &RunRecord) -> Resu
         })
         .collect();
     let excluded = all_ids.len() - pairs.len();
-    Ok((pairs, excluded))
+    (pairs, excluded)
 }
 
 #[cfg(test)]
