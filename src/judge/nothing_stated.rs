@@ -109,7 +109,7 @@ pub fn nothing_stated(answer: &str) -> Option<NothingStated> {
         } else {
             return None;
         };
-        // The most telling kind names the answer: a refusal over a repeat over a lead-in.
+        // The most telling kind names the answer: a refusal over questions over a lead-in.
         kind = match (kind, piece_kind) {
             (NothingStated::Refusal, _) | (_, NothingStated::Refusal) => NothingStated::Refusal,
             (NothingStated::Questions, _) | (_, NothingStated::Questions) => NothingStated::Questions,
