@@ -2,7 +2,7 @@
 //! well; these tests check the mechanics: distributions, prefix reuse, unscored on overflow.
 
 use assay::dataset::Question;
-use assay::judge::spec::{load_all, select};
+use assay::judge::spec::{load_all, select, JudgeSpec};
 use assay::judge::choice::JudgePanel;
 use assay::judge::prompt::item_variables;
 use assay::judge::reading::Reading;
@@ -127,7 +127,9 @@ fn a_baseline_judge_divides_by_the_question_read_as_the_answer() {
     let pair = select(&specs, &["correct".into(), "vs_nothing".into()]).unwrap();
     let mut whole = JudgePanel::new(pair.clone(), model.clone()).unwrap();
     let mut shared = JudgePanel::new(pair, model.clone()).unwrap();
-    let mut alone = JudgePanel::new(vec![plain], model).unwrap();
+    // The model's own reading of the question as an answer: without the rule that fails an
+    // answer of only questions before any model is asked (`nothing_stated`).
+    let mut alone = JudgePanel::new(vec![JudgeSpec { nothing_stated_fails: false, ..plain }], model).unwrap();
     // Whole prompts, so every figure below is read in the same batches and compares exactly.
     whole.reading = Reading::Whole;
     alone.reading = Reading::Whole;

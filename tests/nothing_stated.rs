@@ -106,8 +106,8 @@ fn the_real_answers_it_catches_give_no_key_fact() {
     eprintln!("caught {} of 60: {found:?}", found.len());
 }
 
-/// Through the judges on a real model (SmolLM2): `correct` and `supported` fail a lead-in
-/// without reading it, `abstention` (no such rule in its spec) still asks the model, and a
+/// Through the judges on a real model (SmolLM2): `correct`, `supported` and `claims` fail a
+/// lead-in without reading it, `abstention` (no such rule in its spec) still asks the model, and a
 /// refusal where the question expects one is left to the model.
 #[test]
 fn judges_fail_an_answer_stating_nothing_without_reading_it() {
@@ -117,7 +117,7 @@ fn judges_fail_an_answer_stating_nothing_without_reading_it() {
         let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
         JudgePanel::new(select(&specs, &names).expect("judges"), model.clone()).expect("panel")
     };
-    let (mut panel, mut abstention_alone) = (panel_of(&["correct", "supported", "abstention"]), panel_of(&["abstention"]));
+    let (mut panel, mut abstention_alone) = (panel_of(&["correct", "supported", "claims", "abstention"]), panel_of(&["abstention"]));
     let question: Question =
         serde_json::from_str(r#"{"id": "q013", "question": "What is the pore size of the AquaPure 500 membrane?", "answer": "0.1 micron."}"#).expect("question");
     let answer = |text: &str| Answer { text: text.to_string(), ..Answer::default() };
@@ -135,6 +135,11 @@ fn judges_fail_an_answer_stating_nothing_without_reading_it() {
         let verdict = &lead_in[judge];
         assert_eq!((verdict.score, verdict.label.as_deref(), verdict.passed), (Some(0.0), Some("No"), Some(false)), "{judge}: {verdict:?}");
         assert!(verdict.explanation.as_deref().is_some_and(|e| e.contains("answer")), "{judge}: {verdict:?}");
+    }
+    // A claims judge has no label; it scores 0 on every key without making up claims.
+    for key in ["claims", "claims.recall", "claims.precision"] {
+        assert_eq!(lead_in[key].score, Some(0.0), "{key}: {:?}", lead_in[key]);
+        assert!(lead_in[key].explanation.as_deref().is_some_and(|e| e.contains("not asked")), "{key}: {:?}", lead_in[key]);
     }
     assert!(lead_in["abstention"].score.is_some() && lead_in["abstention"].explanation.is_none(), "{:?}", lead_in["abstention"]);
 

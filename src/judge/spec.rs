@@ -120,7 +120,7 @@ struct SpecFile {
     /// recall); both when absent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     sides: Vec<StatementSide>,
-    /// Choice and statements modes: an answer that states nothing fails without the model.
+    /// Choice, statements and claims modes: an answer that states nothing fails without the model.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     nothing_stated_fails: bool,
 }
@@ -254,8 +254,8 @@ impl JudgeSpec {
             return Err(field("outcomes", "claims and statements modes check each claim with outcomes [\"No\", \"Yes\"]".into()));
         }
         if raw.nothing_stated_fails {
-            if !matches!(raw.mode, JudgeMode::Choice | JudgeMode::Statements) {
-                return Err(field("nothing_stated_fails", "only a choice or statements judge fails an answer that states nothing".into()));
+            if !matches!(raw.mode, JudgeMode::Choice | JudgeMode::Statements | JudgeMode::Claims) {
+                return Err(field("nothing_stated_fails", "only a choice, statements or claims judge fails an answer that states nothing".into()));
             }
             if !(raw.inputs.iter().any(|i| i == "answer") && raw.inputs.iter().any(|i| i == "reference")) {
                 return Err(field("nothing_stated_fails", "judges an answer against its reference: `inputs` needs `answer` and `reference`".into()));
