@@ -5,7 +5,7 @@
 use assay::dataset::{load_dataset, Question};
 use assay::judge::choice::JudgePanel;
 use assay::judge::spec::select;
-use assay::judge::nothing_stated::{fails_without_model, NothingStated};
+use assay::judge::nothing_stated::{fails_without_model, NothingStated, FLAG_STATES_NOTHING};
 use assay::judge::prompt::item_variables;
 use assay::judge::spec::{load_all, JudgeSpec};
 use assay::metrics::refusal::is_refusal;
@@ -135,6 +135,7 @@ fn judges_fail_an_answer_stating_nothing_without_reading_it() {
         let verdict = &lead_in[judge];
         assert_eq!((verdict.score, verdict.label.as_deref(), verdict.passed), (Some(0.0), Some("No"), Some(false)), "{judge}: {verdict:?}");
         assert!(verdict.explanation.as_deref().is_some_and(|e| e.contains("answer")), "{judge}: {verdict:?}");
+        assert_eq!(verdict.flags, vec![FLAG_STATES_NOTHING.to_string()], "{judge}");
     }
     // A claims judge has no label; it scores 0 on every key without making up claims.
     for key in ["claims", "claims.recall", "claims.precision"] {

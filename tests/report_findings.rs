@@ -7,7 +7,7 @@
 //! statement judge write them: the judge needs a model, and these tests are about the showing,
 //! so the verdicts are fixed here and every figure below can be asserted exactly.
 
-use assay::record::{StatementCheck, StatementSide, Verdict, FLAG_POSSIBLE_INJECTION};
+use assay::record::{flag_meaning, StatementCheck, StatementSide, Verdict, FLAG_POSSIBLE_INJECTION};
 use assay::store::Store;
 use crate::common::{assay, ok, trailgear};
 use std::path::Path;
@@ -116,6 +116,7 @@ fn show_counts_flagged_answers_and_lists_unsupported_statements_under_their_item
     let json: serde_json::Value = serde_json::from_str(&ok(assay(&["show", "flagged <b>run</b>", "--json"], &db))).unwrap();
     let run = &json["runs"][0];
     assert_eq!(run["flagged"], serde_json::json!({"possible injection": 2}));
+    assert_eq!(run["flag_meanings"], serde_json::json!({"possible injection": flag_meaning(FLAG_POSSIBLE_INJECTION)}));
     assert_eq!(run["items"][0]["flags"], serde_json::json!(["possible injection"]));
     assert_eq!(run["items"][2].get("flags"), None, "an unflagged item has no flags field");
     let statements = run["items"][0]["verdicts"]["supported"]["statements"].as_array().unwrap();
@@ -133,7 +134,8 @@ fn html_report_shows_flags_and_unsupported_statements_escaped() {
         assert!(!html.contains(raw), "HTML contains {raw:?}");
     }
     // Summary: the count per run, beside the run and above the scores.
-    assert!(html.contains("<b>flagged &lt;b&gt;run&lt;&#x2f;b&gt;: 2 of 3 answers flagged: possible injection.</b>"), "{html}");
+    let meaning = flag_meaning(FLAG_POSSIBLE_INJECTION);
+    assert!(html.contains(&format!("<b>flagged &lt;b&gt;run&lt;&#x2f;b&gt;: 2 of 3 answers flagged: possible injection ({meaning}).</b>")), "{html}");
     assert!(html.contains("<td><span class=\"error\">2 of 3</span> possible injection<br></td>"), "the runs table counts flagged answers");
     // A badge on each flagged item, none on q003.
     let cell = |id: &str| {
@@ -143,7 +145,7 @@ fn html_report_shows_flags_and_unsupported_statements_escaped() {
     };
     for id in ["q001", "q002"] {
         assert_eq!(cell(id).matches("class=\"flag\"").count(), 1, "{id}: {}", cell(id));
-        assert!(cell(id).contains("⚠ possible injection"));
+        assert!(cell(id).contains(&format!("<span class=\"flag\" title=\"{meaning}\">⚠ possible injection</span>")), "{}", cell(id));
     }
     assert!(!cell("q003").contains("class=\"flag\""));
     assert!(!cell("q003").contains("class=\"statements\""), "all supported: nothing listed");
@@ -169,8 +171,9 @@ fn markdown_report_shows_flags_and_unsupported_statements_neutralised() {
     for raw in ["<script>", "<img", "<b>run", "[click](", "\u{1b}"] {
         assert!(!md.contains(raw), "Markdown keeps {raw:?} live:\n{md}");
     }
-    assert!(md.contains("  - ⚠ **2 of 3 answers flagged: possible injection**"), "{md}");
-    assert!(md.contains("⚠ **flagged &lt;b&gt;run&lt;/b&gt;: 2 of 3 answers flagged: possible injection.**"), "{md}");
+    let meaning = flag_meaning(FLAG_POSSIBLE_INJECTION);
+    assert!(md.contains(&format!("  - ⚠ **2 of 3 answers flagged: possible injection ({meaning})**")), "{md}");
+    assert!(md.contains(&format!("⚠ **flagged &lt;b&gt;run&lt;/b&gt;: 2 of 3 answers flagged: possible injection ({meaning}).**")), "{md}");
     let row = |id: &str| md.lines().find(|l| l.starts_with(&format!("| {id}"))).unwrap_or_else(|| panic!("no row {id}:\n{md}"));
     assert!(row("q001").starts_with("| q001 ⚠ |") && row("q001").contains("| **⚠ possible injection:** About 3 minutes.<br>assistant<br>Yes &lt;script&gt;"), "{}", row("q001"));
     assert!(row("q002").starts_with("| q002 ⚠ |"));

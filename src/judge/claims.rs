@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use super::error::JudgeError;
-use super::nothing_stated::fails_without_model;
+use super::nothing_stated::{fails_without_model, FLAG_STATES_NOTHING};
 use super::prompt::{marked, user_prompt_tokens, NO_REFERENCE};
 use super::distribution::{normalise, unscored};
 use super::reading::{branch_points, common_prefix, Reader};
@@ -65,7 +65,8 @@ pub(super) fn judge_claims(
     // An answer that states nothing has no claims to extract (the grammar would make some up).
     if let Some(kind) = fails_without_model(spec, variables) {
         let why = format!("{}; the judge model was not asked", kind.explanation());
-        return keys.iter().map(|k| (k.clone(), Verdict { score: Some(0.0), explanation: Some(why.clone()), ..Verdict::default() })).collect();
+        let flags = vec![FLAG_STATES_NOTHING.to_string()];
+        return keys.iter().map(|k| (k.clone(), Verdict { score: Some(0.0), explanation: Some(why.clone()), flags: flags.clone(), ..Verdict::default() })).collect();
     }
     let reference_claims = match extract_claims(model, spec, reference, reader) {
         Ok(c) => c,

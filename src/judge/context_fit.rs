@@ -13,8 +13,7 @@ use std::collections::BTreeMap;
 use crate::llm::model::LanguageModel;
 use crate::llm::gguf_tokenizer::ModelTokenizer;
 
-/// The flag on every verdict of an item whose values were cut.
-pub const FLAG_CUT_TO_FIT: &str = "cut to fit the judge's context";
+pub use crate::record::FLAG_CUT_TO_FIT;
 
 /// Tokens of the window left for what is not a value: the chat template (about 30 tokens), the
 /// longest built-in rubric (about 120), the options, and the slack between a value tokenized on

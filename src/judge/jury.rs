@@ -17,10 +17,7 @@ use super::Verdict;
 use crate::dataset::Question;
 use crate::record::Answer;
 
-/// The start of the flag on a jury verdict that rests on fewer members than the jury lists;
-/// the members left out follow it (`jury members left out: supported, rouge_l`), so runs can
-/// count items by which members were missing.
-pub const FLAG_MEMBERS_LEFT_OUT: &str = "jury members left out";
+pub use crate::record::FLAG_MEMBERS_LEFT_OUT;
 
 /// A member's score on the item, or why it has none.
 fn member_score(member: &str, verdicts: &BTreeMap<String, Verdict>, question: &Question, answer: &Answer) -> Result<f64, String> {

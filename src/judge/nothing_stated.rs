@@ -20,6 +20,10 @@ use super::Verdict;
 use crate::llm::prompt_text::without_chat_markers;
 use crate::metrics::refusal::{is_refusal, without_refusal_phrases};
 
+/// Counted in `show`, the reports and the app like any flag: a run's empty answers are seen at a
+/// glance.
+pub use crate::record::FLAG_STATES_NOTHING;
+
 /// Why an answer states nothing (the verdict's explanation names it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NothingStated {
@@ -84,6 +88,7 @@ pub fn worst_outcome(spec: &JudgeSpec, kind: NothingStated) -> Verdict {
         score: Some(0.0),
         distribution: spec.outcomes.iter().enumerate().map(|(i, o)| (o.clone(), if i == 0 { 1.0 } else { 0.0 })).collect(),
         explanation: Some(format!("{}; the judge model was not asked", kind.explanation())),
+        flags: vec![FLAG_STATES_NOTHING.to_string()],
         ..Verdict::default()
     }
 }

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use super::distribution::{normalise, unscored};
 use super::error::JudgeError;
 use super::injection::without_injection;
-use super::nothing_stated::fails_without_model;
+use super::nothing_stated::{fails_without_model, FLAG_STATES_NOTHING};
 use super::prompt::{marked, user_prompt_tokens, NO_REFERENCE};
 use super::reading::Reader;
 use super::spec::JudgeSpec;
@@ -255,6 +255,7 @@ fn verdicts_stating_nothing(spec: &JudgeSpec) -> Vec<(String, Verdict)> {
         score: Some(0.0),
         distribution: [(spec.outcomes[0].clone(), 1.0), (spec.outcomes[spec.outcomes.len() - 1].clone(), 0.0)].into_iter().collect(),
         explanation: Some(why.clone()),
+        flags: vec![FLAG_STATES_NOTHING.to_string()],
         ..Verdict::default()
     };
     let part = Verdict { score: Some(0.0), explanation: Some(why), ..Verdict::default() };

@@ -20,4 +20,7 @@ pub use pairwise::{PairPreference, PairwiseJudgment, Preferred, FIRST_ANSWER, SE
 pub use run_config::{KnowledgeArm, RerankConfig, RunConfig};
 pub use run_record::{ItemRecord, RunRecord, RunStatus};
 pub use time::now_rfc3339;
-pub use verdict::{StatementCheck, StatementSide, Verdict, FLAG_POSSIBLE_INJECTION};
+pub use verdict::{
+    flag_meaning, StatementCheck, StatementSide, Verdict, FLAG_CUT_TO_FIT, FLAG_MEMBERS_LEFT_OUT, FLAG_POSSIBLE_INJECTION,
+    FLAG_STATES_NOTHING,
+};

@@ -38,6 +38,33 @@ pub struct Verdict {
 
 /// The flag a verdict carries when the judged text looks like it addresses the grader.
 pub const FLAG_POSSIBLE_INJECTION: &str = "possible injection";
+/// The flag on a verdict given without the model to an answer that states nothing
+/// (`judge::nothing_stated`).
+pub const FLAG_STATES_NOTHING: &str = "states nothing";
+/// The flag on every verdict of an item whose values were cut to fit the judge's window.
+pub const FLAG_CUT_TO_FIT: &str = "cut to fit the judge's context";
+/// The start of the flag on a jury verdict that rests on fewer members than the jury lists;
+/// the members left out follow it (`jury members left out: supported, rouge_l`), so runs can
+/// count items by which members were missing.
+pub const FLAG_MEMBERS_LEFT_OUT: &str = "jury members left out";
+
+/// What a flag tells a reader: the faces show it beside the flag (the line under a run's
+/// counts, a badge's tooltip, the drill-down), so each flag is explained by what it means.
+pub fn flag_meaning(flag: &str) -> &'static str {
+    if flag == FLAG_POSSIBLE_INJECTION {
+        "the answer, the question or a retrieved chunk looks like it addresses the grader or forges a chat turn: \
+         its scores are kept, read the answer before trusting them"
+    } else if flag == FLAG_STATES_NOTHING {
+        "the answer states nothing (a refusal where the reference answers, a lead-in, only questions): \
+         the judges that check it against the reference scored it 0 without asking the model"
+    } else if flag == FLAG_CUT_TO_FIT {
+        "text past the judge model's window was cut by a stated rule before judging: the judge did not read all of it"
+    } else if flag.starts_with(FLAG_MEMBERS_LEFT_OUT) {
+        "the jury's score is the mean of the members that could score this item; the flag names the others"
+    } else {
+        "a deterministic check flagged this item: read it before trusting its scores"
+    }
+}
 
 /// Which text a checked statement came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

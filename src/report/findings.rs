@@ -5,9 +5,9 @@
 //! desktop app all show the same selection, made here.
 
 use super::RunReport;
-use crate::record::{ItemRecord, StatementCheck, StatementSide};
+use crate::record::{flag_meaning, ItemRecord, StatementCheck, StatementSide};
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A statement whose probability of being supported is below this is shown as unsupported
 /// (answer side) or missed (reference side): the more likely outcome is "not supported".
@@ -94,7 +94,8 @@ pub fn judged_statements(item: &ItemRecord) -> Vec<JudgedStatements> {
     out
 }
 
-/// One line per flag a run's items carry: "2 of 30 answers flagged: possible injection".
+/// One line per flag a run's items carry, with what the flag means: "2 of 30 answers flagged:
+/// possible injection (the answer, the question or a retrieved chunk looks like …)".
 pub fn flagged_lines(report: &RunReport) -> Vec<String> {
     report
         .summary
@@ -102,9 +103,14 @@ pub fn flagged_lines(report: &RunReport) -> Vec<String> {
         .iter()
         .map(|(flag, n)| {
             let noun = if report.summary.items == 1 { "answer" } else { "answers" };
-            format!("{n} of {} {noun} flagged: {flag}", report.summary.items)
+            format!("{n} of {} {noun} flagged: {flag} ({})", report.summary.items, flag_meaning(flag))
         })
         .collect()
+}
+
+/// What each flag a run's items carry means, by flag.
+pub fn flag_meanings(report: &RunReport) -> BTreeMap<String, String> {
+    report.summary.flagged.keys().map(|flag| (flag.clone(), flag_meaning(flag).to_string())).collect()
 }
 
 #[cfg(test)]

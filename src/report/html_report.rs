@@ -6,6 +6,7 @@
 
 use super::charts;
 use super::findings::{flagged_lines, judged_statements, JudgedStatements};
+use crate::record::flag_meaning;
 use crate::stats::item_flags;
 use super::svg_chart::color;
 use super::{ordered_metric_names, ReportError, RunReport};
@@ -55,6 +56,12 @@ struct QuestionView {
     answers: Vec<AnswerView>,
 }
 
+#[derive(Serialize)]
+struct FlagView {
+    name: String,
+    meaning: &'static str,
+}
+
 #[derive(Serialize, Default)]
 struct AnswerView {
     missing: bool,
@@ -63,8 +70,8 @@ struct AnswerView {
     error: Option<String>,
     metrics: String,
     verdicts: Vec<VerdictView>,
-    /// Flags on any of the item's verdicts (`possible injection`).
-    flags: Vec<String>,
+    /// Flags on any of the item's verdicts (`possible injection`), each with what it means.
+    flags: Vec<FlagView>,
     /// Statement judges' unsupported and missed statements (judges with none left out).
     statements: Vec<JudgedStatements>,
 }
@@ -196,7 +203,7 @@ fn answer_view(item: &crate::record::ItemRecord) -> AnswerView {
         text: item.answer.as_ref().map(|a| a.text.clone()).unwrap_or_default(),
         citations: item.answer.as_ref().map(|a| a.citations.join(", ")).unwrap_or_default(),
         error: item.error.clone(),
-        flags: item_flags(item),
+        flags: item_flags(item).into_iter().map(|flag| FlagView { meaning: flag_meaning(&flag), name: flag }).collect(),
         statements: judged_statements(item)
             .into_iter()
             .filter(|j| j.unsupported + j.missed > 0)

@@ -36,6 +36,9 @@ pub struct JsonRun {
     /// For each flag (`possible injection`), how many items carry it; absent when none does.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub flagged: BTreeMap<String, usize>,
+    /// What each of those flags means, for a reader; absent when no item is flagged.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub flag_meanings: BTreeMap<String, String>,
     pub items: Vec<JsonItem>,
 }
 
@@ -91,6 +94,7 @@ fn json_run(report: &RunReport) -> JsonRun {
         avg_latency_ms: report.summary.avg_latency_ms,
         summary: report.summary.metrics.clone(),
         flagged: report.summary.flagged.clone(),
+        flag_meanings: super::findings::flag_meanings(report),
         items: report
             .items
             .iter()

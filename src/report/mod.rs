@@ -15,7 +15,7 @@ mod metric_guide;
 mod pairwise_view;
 mod svg_chart;
 
-pub use findings::{flagged_lines, is_unsupported, judged_statements, JudgedStatements, ShownStatement, SUPPORTED_AT_LEAST};
+pub use findings::{flag_meanings, flagged_lines, is_unsupported, judged_statements, JudgedStatements, ShownStatement, SUPPORTED_AT_LEAST};
 pub use json_report::{to_json, JsonExport};
 pub use metric_guide::{metric_guide, score_meaning, MetricEntry, MetricGuide, MetricSection};
 pub use svg_chart::IntervalRow;

@@ -70,6 +70,8 @@ export interface JsonRun {
   avg_latency_ms: number | null; summary: Record<string, MetricSummary>; items: RunItem[];
   /** Per flag, how many items carry it; absent when no item is flagged. */
   flagged?: Record<string, number>;
+  /** What each of those flags means (the core's words); absent when no item is flagged. */
+  flag_meanings?: Record<string, string>;
 }
 
 export interface RunView {

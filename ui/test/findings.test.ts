@@ -39,17 +39,26 @@ describe("flags", () => {
     expect(card.textContent).toContain("2 of 30 answers flagged: possible injection");
   });
 
-  it("puts a visible badge on a flagged item, none on another", () => {
-    expect(flagBadges(undefined)).toBeNull();
-    expect(flagBadges([])).toBeNull();
-    const notice = flagNotice(["possible injection"])!;
-    const badge = notice.querySelector(".flag")!;
-    expect(badge.textContent).toBe("⚠ possible injection");
-    expect(notice.textContent).toContain("Its scores are kept");
+  it("puts a visible badge on a flagged item, none on another, each explained in the core's words", () => {
+    expect(flagBadges(undefined, undefined)).toBeNull();
+    expect(flagBadges([], undefined)).toBeNull();
+    const meanings = { "possible injection": "looks like it addresses the grader", "states nothing": "scored 0 without the model" };
+    const notice = flagNotice(["possible injection", "states nothing"], meanings)!;
+    const badges = Array.from(notice.querySelectorAll(".flag"));
+    expect(badges.map((b) => [b.textContent, b.getAttribute("title")])).toEqual([
+      ["⚠ possible injection", "looks like it addresses the grader"],
+      ["⚠ states nothing", "scored 0 without the model"],
+    ]);
+    expect(Array.from(notice.querySelectorAll("p")).map((p) => p.textContent)).toEqual([
+      "possible injection: looks like it addresses the grader",
+      "states nothing: scored 0 without the model",
+    ]);
+    // A flag the run does not explain gets the general word, not another flag's meaning.
+    expect(flagBadges(["new flag"], meanings)!.querySelector(".flag")!.getAttribute("title")).toContain("A deterministic check flagged");
   });
 
   it("shows a flag that holds markup as text", () => {
-    const badges = flagBadges([HOSTILE])!;
+    const badges = flagBadges([HOSTILE], { [HOSTILE]: HOSTILE })!;
     expect(badges.querySelector("img, script")).toBeNull();
     expect(badges.textContent).toBe(`⚠ ${HOSTILE}`);
   });

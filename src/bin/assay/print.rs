@@ -62,9 +62,9 @@ pub fn print_run_summary(report: &RunReport) {
             .map(|l| format!("{l:.1} ms"))
             .unwrap_or_else(|| "—".into())
     );
-    // Before the scores: a flagged answer may have talked its judge into them.
+    // Before the scores: each flag says which scores to read with care, and why.
     for line in flagged_lines(report) {
-        println!("{}  (scores kept; read these answers before trusting them)", terminal::line(&line, 200));
+        println!("{}", terminal::line(&line, 300));
     }
     if summary.metrics.is_empty() {
         println!("no scored items");

@@ -1,5 +1,6 @@
 // What the run screen shows beside the scores so a reader knows which to distrust: the flags
-// deterministic checks set (a "possible injection" answer keeps its scores, so it must be seen),
+// deterministic checks set, each explained in the core's words (a "possible injection" answer
+// keeps its scores, so it must be seen; one that "states nothing" was scored 0 without a model),
 // and each statement judge's checked statements with the unsupported ones marked. Which
 // statements count as unsupported is the core's rule (`JudgedStatements`); this only lays them
 // out. Statement text is the model's or the dataset's: it goes in as text nodes (dom.ts).
@@ -7,8 +8,10 @@ import type { JsonRun, JudgedStatements, ShownStatement } from "../api";
 import { h } from "../dom";
 import { fixed } from "../format";
 
-const FLAG_HELP = "The answer, the question or a retrieved chunk looks like it addresses the grader or forges a chat turn. "
-  + "Its scores are kept: read the answer before trusting them.";
+/** What a flag means, as the run's JSON says; a flag from an older core gets the general word. */
+export type FlagMeanings = Record<string, string> | undefined;
+const meaningOf = (flag: string, meanings: FlagMeanings): string =>
+  meanings?.[flag] ?? "A deterministic check flagged this item: read it before trusting its scores.";
 
 /** "2 of 30 answers flagged: possible injection", one line per flag the run's items carry. */
 export function flaggedLines(run: JsonRun): string[] {
@@ -21,23 +24,24 @@ export function flaggedCard(run: JsonRun): HTMLElement | null {
   const entries = Object.entries(run.flagged ?? {});
   if (!entries.length) return null;
   const most = Math.max(...entries.map(([, n]) => n));
-  return h("div", { class: "card flagged-card", id: "flagged-card", title: FLAG_HELP },
+  return h("div", { class: "card flagged-card", id: "flagged-card", title: entries.map(([flag]) => `${flag}: ${meaningOf(flag, run.flag_meanings)}`).join("\n") },
     h("div", { class: "label" }, "flagged"),
     h("div", { class: "value" }, `${most} / ${run.items_done}`),
     ...flaggedLines(run).map((line) => h("div", { class: "sub warn" }, line)));
 }
 
-/** A visible badge per flag on an item; null when it has none. */
-export function flagBadges(flags: string[] | undefined): HTMLElement | null {
+/** A visible badge per flag on an item, its meaning as the tooltip; null when it has none. */
+export function flagBadges(flags: string[] | undefined, meanings: FlagMeanings): HTMLElement | null {
   if (!flags?.length) return null;
-  return h("span", { class: "flags" }, ...flags.map((flag) => h("span", { class: "flag", title: FLAG_HELP, "data-flag": flag }, `⚠ ${flag}`)));
+  return h("span", { class: "flags" }, ...flags.map((flag) => h("span", { class: "flag", title: meaningOf(flag, meanings), "data-flag": flag }, `⚠ ${flag}`)));
 }
 
-/** The drill-down's notice for a flagged item: the badges and what they mean. */
-export function flagNotice(flags: string[] | undefined): HTMLElement | null {
-  const badges = flagBadges(flags);
-  if (!badges) return null;
-  return h("div", { class: "flag-notice", id: "flag-notice" }, badges, h("p", { class: "muted" }, FLAG_HELP));
+/** The drill-down's notice for a flagged item: the badges and what each means. */
+export function flagNotice(flags: string[] | undefined, meanings: FlagMeanings): HTMLElement | null {
+  const badges = flagBadges(flags, meanings);
+  if (!badges || !flags) return null;
+  return h("div", { class: "flag-notice", id: "flag-notice" }, badges,
+    ...flags.map((flag) => h("p", { class: "muted" }, `${flag}: ${meaningOf(flag, meanings)}`)));
 }
 
 /** One statement judge's statements: the answer's, checked against the reference, then the

@@ -185,7 +185,7 @@ function questions(view: RunView): HTMLElement {
   run.items.forEach((item, index) => {
     const row = h("tr", { "data-index": String(index), "data-question": item.id },
       h("td", { class: "mono" }, item.id),
-      h("td", { class: "question" }, flagBadges(item.flags), item.question),
+      h("td", { class: "question" }, flagBadges(item.flags, run.flag_meanings), item.question),
       ...metrics.map((m, i) => h("td", { class: i === 0 && view.guide.primary ? "num primary-col" : "num", "data-metric": m.name },
         fixed(value(item, m.name), 2))),
       h("td", { class: "num" }, item.latency_ms === null ? "—" : String(item.latency_ms)),
@@ -242,7 +242,7 @@ function showItem(panel: HTMLElement, item: RunItem, judged: JudgedStatements[],
   const cited = new Set(item.citations);
   append(panel,
     h("h2", {}, item.id),
-    flagNotice(item.flags),
+    flagNotice(item.flags, view.run.flag_meanings),
     h("h3", {}, "Question"), h("p", { class: "text" }, item.question),
     h("h3", {}, "Reference"), h("p", { class: "text" }, item.refuse ? "(should decline)" : item.reference ?? "—"),
     h("h3", {}, "Answer"), h("p", { class: "text answer" }, item.answer ?? `(no answer: ${item.error ?? "unknown"})`),
