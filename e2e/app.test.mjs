@@ -503,7 +503,17 @@ test("an answer that forges a grader's turn is flagged, and the statement judge'
   await table.sendKeys(Key.HOME);
   const item = run.items[0];
   await driver.wait(async () => (await text("#item-detail h2")) === item.id, 5000);
-  if (item.flags?.length) assert.match(await text("#flag-notice .flag"), /possible injection/);
+  if (item.flags?.length) {
+    assert.match(await text("#flag-notice .flag"), /possible injection/);
+    // The notice says what the flag means, in the core's words (another flag means otherwise).
+    assert.ok((await text("#flag-notice")).includes(run.flag_meanings["possible injection"]), await text("#flag-notice"));
+    for (const [w, hgt] of [[1400, 900], [1024, 700]]) {
+      await windowSize(w, hgt);
+      await driver.executeScript("document.querySelector('#flag-notice').scrollIntoView()");
+      await shot(`21a-flag-notice-${w}`);
+    }
+    await windowSize(1280, 800);
+  }
   // Every statement the judge checked, once, answer side first; unsupported ones marked.
   const checked = item.verdicts.supported.statements ?? [];
   assert.ok(checked.length > 0, `the judge checked ${item.id}'s statements: ${JSON.stringify(item.verdicts.supported)}`);
