@@ -164,9 +164,9 @@ pub struct JudgeSpec {
     /// judge that only needs recall reads half as many prompts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sides: Vec<StatementSide>,
-    /// An answer that states nothing (a refusal, a lead-in, the question asked back, no words:
-    /// `nothing_stated`) gets the worst outcome without the model, when the question has a
-    /// reference answer. For judges that check an answer against its reference. Left out of
+    /// An answer that states nothing (a refusal, a lead-in, only questions, no words:
+    /// `nothing_stated`) gets the worst outcome without the model, when the reference answers
+    /// the question. For judges that check an answer against its reference. Left out of
     /// the hash when false, so specs without it keep theirs.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub nothing_stated_fails: bool,

@@ -59,7 +59,7 @@ pub fn keys(spec: &JudgeSpec) -> Vec<String> {
 /// The checks of `plan` on the sides `spec` checks (a recall-only judge asks nothing of the
 /// answer's statements, so the reference is not read as a text at all).
 pub fn plan_for(spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<Vec<PlannedCheck>, String> {
-    // A refusal, a lead-in or the question asked back: nothing to check (`nothing_stated`).
+    // A refusal, a lead-in or only questions: nothing to check (`nothing_stated`).
     if fails_without_model(spec, variables).is_some() {
         return Ok(Vec::new());
     }
@@ -248,7 +248,7 @@ pub fn probability_of_support(spec: &JudgeSpec, check: &PlannedCheck, logprobs: 
 /// The verdicts on an answer that states nothing to check: 0 on every key, labelled by the
 /// spec's threshold like any other score.
 fn verdicts_stating_nothing(spec: &JudgeSpec) -> Vec<(String, Verdict)> {
-    let why = "the answer states nothing to check (empty, only markup or text addressed to the grader, or, where the spec says so, only a refusal, a lead-in or the question asked back)".to_string();
+    let why = "the answer states nothing to check (empty, only markup or text addressed to the grader, or, where the spec says so, only a refusal, a lead-in or questions)".to_string();
     let no = spec.calibrated_label(0.0).map(str::to_string).unwrap_or_else(|| spec.outcomes[0].clone());
     let main = Verdict {
         label: Some(no),

@@ -55,7 +55,7 @@ pub fn flag_meaning(flag: &str) -> &'static str {
         "the answer, the question or a retrieved chunk looks like it addresses the grader or forges a chat turn: \
          its scores are kept, read the answer before trusting them"
     } else if flag == FLAG_STATES_NOTHING {
-        "the answer states nothing (a refusal where the reference answers, a lead-in, only questions): \
+        "the answer states nothing (empty, a refusal where the reference answers, a lead-in, only questions): \
          the judges that check it against the reference scored it 0 without asking the model"
     } else if flag == FLAG_CUT_TO_FIT {
         "text past the judge model's window was cut by a stated rule before judging: the judge did not read all of it"
