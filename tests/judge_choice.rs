@@ -95,7 +95,7 @@ fn an_item_that_overflows_the_context_is_cut_scored_and_flagged() {
     let verdicts = panel.judge(&question, &answer);
     let v = &verdicts["correct"];
     assert!(v.error.is_none() && v.score.is_some() && v.label.is_some(), "{v:?}");
-    assert!(v.flags.iter().any(|f| f == assay::judge::context_fit::FLAG_CUT_TO_FIT), "{:?}", v.flags);
+    assert!(v.flags.iter().any(|f| f == assay::record::FLAG_CUT_TO_FIT), "{:?}", v.flags);
 }
 
 #[test]

@@ -15,8 +15,8 @@
 use crate::common::{assay, ok, smollm2_installed};
 use crate::llm_common;
 
-use assay::judge::context_fit::{fit_to_context, FLAG_CUT_TO_FIT, ROOM};
-use assay::judge::jury::FLAG_MEMBERS_LEFT_OUT;
+use assay::judge::context_fit::{fit_to_context, ROOM};
+use assay::record::{FLAG_CUT_TO_FIT, FLAG_MEMBERS_LEFT_OUT};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -263,7 +263,7 @@ fn a_pair_past_the_window_is_scored_and_flagged() {
     let judged = judge.judge_pair(&question, &careful, &sloppy);
     assert_eq!(judged.error, None, "{judged:?}");
     assert!(judged.preference.is_some());
-    assert!(judged.flags.iter().any(|f| f == assay::judge::context_fit::FLAG_CUT_TO_FIT), "{:?}", judged.flags);
+    assert!(judged.flags.iter().any(|f| f == assay::record::FLAG_CUT_TO_FIT), "{:?}", judged.flags);
     // The lengths are the answers' own, not the cut texts'.
     assert_eq!((judged.words_a, judged.words_b), (careful.text.split_whitespace().count(), sloppy.text.split_whitespace().count()));
 }

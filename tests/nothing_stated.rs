@@ -5,7 +5,8 @@
 use assay::dataset::{load_dataset, Question};
 use assay::judge::choice::JudgePanel;
 use assay::judge::spec::select;
-use assay::judge::nothing_stated::{fails_without_model, NothingStated, FLAG_STATES_NOTHING};
+use assay::judge::nothing_stated::{fails_without_model, NothingStated};
+use assay::record::FLAG_STATES_NOTHING;
 use assay::judge::prompt::item_variables;
 use assay::judge::spec::{load_all, JudgeSpec};
 use assay::metrics::refusal::is_refusal;

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::context_fit::{fit_to_context, FLAG_CUT_TO_FIT};
+use super::context_fit::fit_to_context;
 use super::distribution::{unscored, verdict_against_baseline, verdict_from_logprobs};
 use super::reading::{branch_points, cached_template_states, Reader, Reading};
 use super::spec::{JudgeMode, JudgeSpec};
@@ -29,7 +29,7 @@ use crate::llm::error::LlmError;
 use crate::llm::generate::GenerationParams;
 use crate::llm::model::LanguageModel;
 use crate::llm::prompt_state::PromptState;
-use crate::record::Answer;
+use crate::record::{Answer, FLAG_CUT_TO_FIT};
 
 /// The judges of a run, sharing one model.
 pub struct JudgePanel {

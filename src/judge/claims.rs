@@ -13,7 +13,8 @@
 use std::collections::BTreeMap;
 
 use super::error::JudgeError;
-use super::nothing_stated::{fails_without_model, FLAG_STATES_NOTHING};
+use super::nothing_stated::fails_without_model;
+use crate::record::FLAG_STATES_NOTHING;
 use super::prompt::{marked, user_prompt_tokens, NO_REFERENCE};
 use super::distribution::{normalise, unscored};
 use super::reading::{branch_points, common_prefix, Reader};

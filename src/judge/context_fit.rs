@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 use crate::llm::model::LanguageModel;
 use crate::llm::gguf_tokenizer::ModelTokenizer;
 
-pub use crate::record::FLAG_CUT_TO_FIT;
 
 /// Tokens of the window left for what is not a value: the chat template (about 30 tokens), the
 /// longest built-in rubric (about 120), the options, and the slack between a value tokenized on

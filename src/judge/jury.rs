@@ -17,7 +17,7 @@ use super::Verdict;
 use crate::dataset::Question;
 use crate::record::Answer;
 
-pub use crate::record::FLAG_MEMBERS_LEFT_OUT;
+use crate::record::FLAG_MEMBERS_LEFT_OUT;
 
 /// A member's score on the item, or why it has none.
 fn member_score(member: &str, verdicts: &BTreeMap<String, Verdict>, question: &Question, answer: &Answer) -> Result<f64, String> {

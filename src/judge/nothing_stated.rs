@@ -17,12 +17,10 @@ use super::prompt::NO_REFERENCE;
 use super::spec::JudgeSpec;
 use super::statement_split::sentences;
 use super::Verdict;
+use crate::record::FLAG_STATES_NOTHING;
 use crate::llm::prompt_text::without_chat_markers;
 use crate::metrics::refusal::{is_refusal, without_refusal_phrases};
 
-/// Counted in `show`, the reports and the app like any flag: a run's empty answers are seen at a
-/// glance.
-pub use crate::record::FLAG_STATES_NOTHING;
 
 /// Why an answer states nothing (the verdict's explanation names it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

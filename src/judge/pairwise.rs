@@ -23,7 +23,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::context_fit::{fit_to_context, FLAG_CUT_TO_FIT};
+use super::context_fit::fit_to_context;
 use super::distribution::normalise;
 use super::error::JudgeError;
 use super::injection::item_is_suspect;
@@ -39,7 +39,7 @@ use crate::llm::model::LanguageModel;
 use crate::llm::prompt_state::PromptState;
 use crate::llm::scoring::first_token_outcome_logprobs;
 use crate::llm::server::ServerModel;
-use crate::record::{Answer, PairwiseJudgment, FIRST_ANSWER, FLAG_POSSIBLE_INJECTION, SECOND_ANSWER};
+use crate::record::{Answer, PairwiseJudgment, FIRST_ANSWER, FLAG_CUT_TO_FIT, FLAG_POSSIBLE_INJECTION, SECOND_ANSWER};
 
 /// Top tokens asked of a server: enough for every spelling of `1`, `2` and `tie`.
 const TOP_LOGPROBS: usize = 20;

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::choice::{apply_calibration, finish_verdicts, missing_input};
-use super::context_fit::{fit_to_chars, FLAG_CUT_TO_FIT};
+use super::context_fit::fit_to_chars;
 use super::distribution::{unscored, verdict_against_baseline, verdict_from_logprobs};
 use super::error::JudgeError;
 use super::nothing_stated::{fails_without_model, worst_outcome};
@@ -25,7 +25,7 @@ use crate::llm::error::{ContextOverflow, LlmError};
 use crate::llm::generate::GenerationParams;
 use crate::llm::scoring::first_token_outcome_logprobs;
 use crate::llm::server::ServerModel;
-use crate::record::Answer;
+use crate::record::{Answer, FLAG_CUT_TO_FIT};
 
 /// Top tokens asked for: enough for every spelling of a handful of outcomes.
 const TOP_LOGPROBS: usize = 20;
