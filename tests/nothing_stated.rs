@@ -4,13 +4,11 @@
 
 use assay::dataset::{load_dataset, Question};
 use assay::judge::choice::JudgePanel;
-use assay::judge::spec::select;
 use assay::judge::nothing_stated::{fails_without_model, NothingStated};
-use assay::record::FLAG_STATES_NOTHING;
 use assay::judge::prompt::item_variables;
-use assay::judge::spec::{load_all, JudgeSpec};
+use assay::judge::spec::{load_all, select, JudgeSpec};
 use assay::metrics::refusal::is_refusal;
-use assay::record::Answer;
+use assay::record::{Answer, FLAG_STATES_NOTHING};
 use assay::targets::load_answers_file;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
