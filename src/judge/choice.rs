@@ -98,7 +98,7 @@ impl JudgePanel {
         for &index in &choice {
             let spec = &self.judges[index];
             if let Some(kind) = fails_without_model(spec, &variables) {
-                verdicts.insert(spec.name.clone(), worst_outcome(spec, kind));
+                verdicts.insert(spec.name.clone(), worst_outcome(spec, kind.verdict_explanation()));
                 continue;
             }
             match missing_input(spec, &variables) {

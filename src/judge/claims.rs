@@ -12,16 +12,16 @@
 
 use std::collections::BTreeMap;
 
+use super::distribution::{normalise, unscored};
 use super::error::JudgeError;
 use super::nothing_stated::fails_without_model;
-use crate::record::FLAG_STATES_NOTHING;
 use super::prompt::{marked, user_prompt_tokens, NO_REFERENCE};
-use super::distribution::{normalise, unscored};
 use super::reading::{branch_points, common_prefix, Reader};
 use super::spec::JudgeSpec;
 use super::Verdict;
 use crate::llm::generate::GenerationParams;
 use crate::llm::model::LanguageModel;
+use crate::record::FLAG_STATES_NOTHING;
 
 /// At most this many claims per text.
 pub const MAX_CLAIMS: usize = 10;
@@ -65,7 +65,7 @@ pub(super) fn judge_claims(
     }
     // An answer that states nothing has no claims to extract (the grammar would make some up).
     if let Some(kind) = fails_without_model(spec, variables) {
-        let why = format!("{}; the judge model was not asked", kind.explanation());
+        let why = kind.verdict_explanation();
         let flags = vec![FLAG_STATES_NOTHING.to_string()];
         return keys.iter().map(|k| (k.clone(), Verdict { score: Some(0.0), explanation: Some(why.clone()), flags: flags.clone(), ..Verdict::default() })).collect();
     }

@@ -17,10 +17,9 @@ use super::prompt::NO_REFERENCE;
 use super::spec::JudgeSpec;
 use super::statement_split::sentences;
 use super::Verdict;
-use crate::record::FLAG_STATES_NOTHING;
 use crate::llm::prompt_text::without_chat_markers;
 use crate::metrics::refusal::{is_refusal, without_refusal_phrases};
-
+use crate::record::FLAG_STATES_NOTHING;
 
 /// Why an answer states nothing (the verdict's explanation names it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +36,11 @@ pub enum NothingStated {
 }
 
 impl NothingStated {
+    /// The reason, as a verdict given without the model states it.
+    pub fn verdict_explanation(self) -> String {
+        format!("{}; the judge model was not asked", self.explanation())
+    }
+
     pub fn explanation(self) -> &'static str {
         match self {
             NothingStated::Empty => "the answer states nothing (empty, or only markup or text addressed to the grader)",
@@ -78,14 +82,16 @@ pub fn fails_without_model(spec: &JudgeSpec, variables: &BTreeMap<&str, String>)
     nothing_stated(variables.get("answer")?)
 }
 
-/// A choice judge's verdict on an answer that states nothing: its worst outcome, certain.
-pub fn worst_outcome(spec: &JudgeSpec, kind: NothingStated) -> Verdict {
+/// A judge's verdict on an answer with nothing to judge: its worst outcome, certain, with
+/// `why` and the `states nothing` flag (choice judges' only verdict; a statements judge's main
+/// one).
+pub fn worst_outcome(spec: &JudgeSpec, why: String) -> Verdict {
     let worst = spec.calibrated_label(0.0).map(str::to_string).unwrap_or_else(|| spec.outcomes[0].clone());
     Verdict {
         label: Some(worst),
         score: Some(0.0),
         distribution: spec.outcomes.iter().enumerate().map(|(i, o)| (o.clone(), if i == 0 { 1.0 } else { 0.0 })).collect(),
-        explanation: Some(format!("{}; the judge model was not asked", kind.explanation())),
+        explanation: Some(why),
         flags: vec![FLAG_STATES_NOTHING.to_string()],
         ..Verdict::default()
     }

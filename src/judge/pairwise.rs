@@ -28,8 +28,7 @@ use super::distribution::normalise;
 use super::error::JudgeError;
 use super::injection::item_is_suspect;
 use super::pairwise_orders::{combine_orders, from_each_answer, from_scores};
-use super::prompt::{marked, marked_for_server, user_prompt_tokens, NO_REFERENCE};
-use super::repetition::without_repeats;
+use super::prompt::{answer_as_read, marked, marked_for_server, question_variables, user_prompt_tokens};
 use super::reading::{common_prefix, cached_template_states, Reader, Reading};
 use super::served::{cut_after_overflow, overflow_of, MAX_CUTS};
 use super::spec::{JudgeMode, JudgeSpec, ASKED};
@@ -56,15 +55,9 @@ pub trait JudgingPairs {
 
 /// The template variables with `first` shown as answer 1 and `second` as answer 2.
 pub fn pair_variables<'a>(question: &Question, first: &Answer, second: &Answer) -> BTreeMap<&'a str, String> {
-    let mut variables = BTreeMap::new();
-    variables.insert("question", question.question.clone());
-    variables.insert("reference", question.answer.clone().unwrap_or_else(|| NO_REFERENCE.to_string()));
-    if let Some(gold) = &question.context {
-        variables.insert("gold_context", gold.clone());
-    }
-    // Looping answers are read once (`repetition`), as by every judge.
-    variables.insert("answer_1", without_repeats(&first.text).0);
-    variables.insert("answer_2", without_repeats(&second.text).0);
+    let mut variables = question_variables(question);
+    variables.insert("answer_1", answer_as_read(first));
+    variables.insert("answer_2", answer_as_read(second));
     variables
 }
 

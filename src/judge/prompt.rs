@@ -20,19 +20,30 @@ pub(super) const NO_REFERENCE: &str = "(The documents do not cover this question
 
 /// The template variables of one item.
 pub fn item_variables<'a>(question: &Question, answer: &Answer) -> BTreeMap<&'a str, String> {
-    let mut variables = BTreeMap::new();
-    variables.insert("question", question.question.clone());
-    variables.insert("reference", question.answer.clone().unwrap_or_else(|| NO_REFERENCE.to_string()));
-    // A looping answer is read once (`repetition`).
-    variables.insert("answer", without_repeats(&answer.text).0);
+    let mut variables = question_variables(question);
+    variables.insert("answer", answer_as_read(answer));
     let context = answer.retrieved.iter().map(|c| format!("[{}] {}", c.chunk_id, c.text)).collect::<Vec<_>>().join("\n\n");
     if !context.is_empty() {
         variables.insert("context", context);
     }
+    variables
+}
+
+/// The question's own values: the question, its reference (or what stands for a refusal) and
+/// its golden context where it has one. Every judge's prompt, one answer or two, starts here.
+pub(super) fn question_variables<'a>(question: &Question) -> BTreeMap<&'a str, String> {
+    let mut variables = BTreeMap::new();
+    variables.insert("question", question.question.clone());
+    variables.insert("reference", question.answer.clone().unwrap_or_else(|| NO_REFERENCE.to_string()));
     if let Some(gold) = &question.context {
         variables.insert("gold_context", gold.clone());
     }
     variables
+}
+
+/// An answer's text as every judge reads it: a looping answer read once (`repetition`).
+pub(super) fn answer_as_read(answer: &Answer) -> String {
+    without_repeats(&answer.text).0
 }
 
 /// The values of the stand-in item a judge with a baseline also reads (None without one).

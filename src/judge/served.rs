@@ -79,7 +79,7 @@ impl ServedJudgePanel {
 
     fn choose(&self, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<Verdict, JudgeError> {
         if let Some(kind) = fails_without_model(spec, variables) {
-            return Ok(worst_outcome(spec, kind));
+            return Ok(worst_outcome(spec, kind.verdict_explanation()));
         }
         let rendered = self.render(spec, variables)?;
         let Some(logprobs) = self.outcome_logprobs(spec, &rendered)? else {

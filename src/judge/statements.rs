@@ -17,8 +17,7 @@ use std::collections::BTreeMap;
 use super::distribution::{normalise, unscored};
 use super::error::JudgeError;
 use super::injection::without_injection;
-use super::nothing_stated::fails_without_model;
-use crate::record::FLAG_STATES_NOTHING;
+use super::nothing_stated::{fails_without_model, worst_outcome};
 use super::prompt::{marked, user_prompt_tokens, NO_REFERENCE};
 use super::reading::Reader;
 use super::spec::JudgeSpec;
@@ -250,15 +249,7 @@ pub fn probability_of_support(spec: &JudgeSpec, check: &PlannedCheck, logprobs: 
 /// spec's threshold like any other score.
 fn verdicts_stating_nothing(spec: &JudgeSpec) -> Vec<(String, Verdict)> {
     let why = "the answer states nothing to check (empty, only markup or text addressed to the grader, or, where the spec says so, only a refusal, a lead-in or questions)".to_string();
-    let no = spec.calibrated_label(0.0).map(str::to_string).unwrap_or_else(|| spec.outcomes[0].clone());
-    let main = Verdict {
-        label: Some(no),
-        score: Some(0.0),
-        distribution: [(spec.outcomes[0].clone(), 1.0), (spec.outcomes[spec.outcomes.len() - 1].clone(), 0.0)].into_iter().collect(),
-        explanation: Some(why.clone()),
-        flags: vec![FLAG_STATES_NOTHING.to_string()],
-        ..Verdict::default()
-    };
+    let main = worst_outcome(spec, why.clone());
     let part = Verdict { score: Some(0.0), explanation: Some(why), ..Verdict::default() };
     let mut out = vec![(spec.name.clone(), main)];
     out.extend(keys(spec).into_iter().skip(1).map(|key| (key, part.clone())));
