@@ -14,5 +14,5 @@ export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C target-cpu=generic"
 for cpu in max cortex-a53; do
   echo "== qemu-aarch64 -cpu $cpu" >&2
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -cpu $cpu -L /usr/aarch64-linux-gnu" \
-    cargo test -p assay-kernels --target "$target" "$@" -- --nocapture
+    cargo test -p assay-kernels --profile kernel-checks --target "$target" "$@" -- --nocapture
 done
