@@ -115,3 +115,76 @@ fn retrieve_target_fills_retrieved_chunks_only() {
     assert!(answer.retrieved.iter().all(|c| c.doc == "lumen-headlamp"));
     assert!(answer.retrieved[..2].iter().any(|c| c.text.contains("Spot boost")), "{:?}", answer.retrieved);
 }
+
+/// A copy of a dataset in another folder gets an index folder of its own (`index_dir_for`) but
+/// reuses the vectors computed for the same documents: the kept set is read, not computed and
+/// written again, and both copies retrieve the same chunks with the same scores. A copy whose
+/// documents differ computes its own.
+#[test]
+fn a_copy_of_a_dataset_elsewhere_reuses_the_vectors_of_the_same_documents() {
+    use crate::common::{assay_command, dataset_copy, ok};
+    use std::os::unix::fs::MetadataExt;
+    if model_dir().is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("index");
+    // Two manuals and the four questions about one of them: a quarter of the sample's vectors.
+    let small_copy = |name: &str| {
+        let dataset = dataset_copy(&tmp.path().join(name));
+        for entry in std::fs::read_dir(dataset.join("corpus")).unwrap() {
+            let path = entry.unwrap().path();
+            if !["summit-stove-2.md", "ridgeline-2p.md"].iter().any(|keep| path.ends_with(keep)) {
+                std::fs::remove_file(path).unwrap();
+            }
+        }
+        let questions = std::fs::read_to_string(dataset.join("questions.jsonl")).unwrap();
+        let first: Vec<&str> = questions.lines().take(4).collect();
+        assert!(first.iter().all(|q| q.contains("\"summit-stove-2\"")), "{first:?}");
+        std::fs::write(dataset.join("questions.jsonl"), first.join("\n") + "\n").unwrap();
+        dataset
+    };
+    let copies: Vec<PathBuf> = ["a", "b", "c"].iter().map(|name| small_copy(name)).collect();
+    let run = |dataset: &Path| -> serde_json::Value {
+        let args = ["run", dataset.to_str().unwrap(), "--target", "retrieve", "--retrieval", "dense", "--limit", "4", "--json"];
+        let out = assay_command(&args, &tmp.path().join("runs.sqlite")).env("ASSAY_INDEX_CACHE", &cache).output().unwrap();
+        serde_json::from_str(&ok(out)).unwrap()
+    };
+    let kept_sets = || -> Vec<PathBuf> {
+        let mut sets: Vec<PathBuf> = std::fs::read_dir(cache.join("vectors"))
+            .map(|entries| entries.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "vectors")).collect())
+            .unwrap_or_default();
+        sets.sort();
+        sets
+    };
+    let retrieved = |run: &serde_json::Value| -> Vec<serde_json::Value> {
+        run["runs"][0]["items"].as_array().unwrap().iter().map(|item| item["retrieved"].clone()).collect()
+    };
+
+    let first = run(&copies[0]);
+    let kept = kept_sets();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let (inode, bytes) = (std::fs::metadata(&kept[0]).unwrap().ino(), std::fs::read(&kept[0]).unwrap());
+    let second = run(&copies[1]);
+    assert_eq!(kept_sets(), kept);
+    assert_eq!(std::fs::metadata(&kept[0]).unwrap().ino(), inode, "the second copy wrote the set again: it computed the vectors");
+    assert_eq!(retrieved(&second), retrieved(&first));
+    // Each copy's own index folder holds the same vectors.
+    let own: Vec<Vec<u8>> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|dataset_key| dataset_key.join("dataset-path").is_file())
+        .flat_map(|dataset_key| std::fs::read_dir(dataset_key).unwrap().map(|e| e.unwrap().path().join("embeddings-minilm-l6-v2.bin")))
+        .filter(|file| file.is_file())
+        .map(|file| std::fs::read(file).unwrap())
+        .collect();
+    assert_eq!(own.len(), 2);
+    assert!(own.iter().all(|vectors| *vectors == bytes));
+
+    // Other documents, other vectors.
+    let manual = copies[2].join("corpus").join("ridgeline-2p.md");
+    let text = std::fs::read_to_string(&manual).unwrap();
+    std::fs::write(&manual, format!("{text}\n\nPitch the tent on level ground, door away from the wind.\n")).unwrap();
+    run(&copies[2]);
+    assert_eq!(kept_sets().len(), 2);
+}

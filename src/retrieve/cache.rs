@@ -6,6 +6,7 @@
 use super::bm25::Bm25Index;
 use super::dense::DenseVectors;
 use super::fingerprint::{describe_changes, IndexSettings, document_states, fingerprint, DocumentState, INDEX_FORMAT};
+use super::shared_vectors::{beside_indexes, SharedVectors};
 use super::RetrieveError;
 use crate::corpus::{chunk_document, read_corpus_cancellable, Chunk, DocumentIssue};
 use crate::dataset::{CorpusFile, Dataset};
@@ -90,6 +91,9 @@ pub struct CorpusIndex {
     pub chunks: Vec<Chunk>,
     pub(crate) bm25: Bm25Index,
     pub(crate) dense: Option<DenseVectors>,
+    /// Where vectors are also kept for the same documents in other folders: set for a
+    /// dataset's index in the user's cache (`index_dataset`), not for a caller's own folder.
+    pub(crate) shared_vectors: Option<SharedVectors>,
 }
 
 /// Where a dataset's indexes live: `<user cache dir>/assay/index/<dataset key>/` (or
@@ -160,7 +164,9 @@ pub fn index_dataset_cancellable(
     settings: IndexSettings,
     cancel: Option<&AtomicBool>,
 ) -> Result<(CorpusIndex, IndexReport), RetrieveError> {
-    open_or_build_cancellable(&dataset.documents, &index_dir_for(&dataset.root)?, settings, cancel)
+    let (mut index, report) = open_or_build_cancellable(&dataset.documents, &index_dir_for(&dataset.root)?, settings, cancel)?;
+    index.shared_vectors = index_cache_root().map(|root| beside_indexes(&root));
+    Ok((index, report))
 }
 
 /// Reuse the index of exactly these documents and settings under `cache_dir`, or build it.
@@ -233,7 +239,7 @@ impl CorpusIndex {
             });
         }
         let bm25 = Bm25Index::open(&dir.join(TANTIVY_DIR))?;
-        Ok(Self { dir: dir.to_path_buf(), manifest, chunks, bm25, dense: None })
+        Ok(Self { dir: dir.to_path_buf(), manifest, chunks, bm25, dense: None, shared_vectors: None })
     }
 }
 

@@ -25,7 +25,8 @@ const WINDOW_WORDS: usize = 100;
 /// Windows start this many words apart, so a sentence cut by one window is whole in the next.
 const WINDOW_STRIDE: usize = 80;
 
-/// Whether `ensure_embeddings` found vectors on disk or computed them.
+/// Whether `ensure_embeddings` found vectors on disk (in the index folder, or kept for the same
+/// documents in another folder: `shared_vectors`) or computed them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum EmbeddingStatus {
@@ -95,7 +96,7 @@ impl DenseVectors {
         Ok((Self::new(dimension, data, windows), start.elapsed().as_secs_f64()))
     }
 
-    fn new(dimension: usize, data: Vec<f32>, windows: Vec<u32>) -> Self {
+    pub(crate) fn new(dimension: usize, data: Vec<f32>, windows: Vec<u32>) -> Self {
         let owners = windows.iter().enumerate().flat_map(|(chunk, &n)| std::iter::repeat_n(chunk as u32, n as usize)).collect();
         Self { dimension, data, owners, windows }
     }

@@ -16,6 +16,7 @@ mod fusion;
 mod minilm;
 mod rerank;
 mod search;
+mod shared_vectors;
 
 pub use cache::{
     index_dataset, index_dataset_cancellable, index_dir_for, open_or_build, open_or_build_cancellable, CorpusIndex, IndexManifest, IndexReport,

@@ -33,12 +33,22 @@ impl CorpusIndex {
         cancel: Option<&std::sync::atomic::AtomicBool>,
     ) -> Result<EmbeddingStatus, RetrieveError> {
         let path = self.dir.join(EMBEDDINGS_FILE);
-        if let Some(vectors) = DenseVectors::load(&path, model.weights_sha256(), self.chunks.len()) {
+        let weights = model.weights_sha256();
+        if let Some(vectors) = DenseVectors::load(&path, weights, self.chunks.len()) {
+            self.dense = Some(vectors);
+            return Ok(EmbeddingStatus::Reused);
+        }
+        let fingerprint = &self.manifest.fingerprint;
+        if let Some(vectors) = self.shared_vectors.as_ref().and_then(|s| s.load(fingerprint, weights, self.chunks.len())) {
+            vectors.save(&path, weights)?;
             self.dense = Some(vectors);
             return Ok(EmbeddingStatus::Reused);
         }
         let (vectors, seconds) = DenseVectors::compute(model, &self.chunks, cancel)?;
-        vectors.save(&path, model.weights_sha256())?;
+        vectors.save(&path, weights)?;
+        if let Some(shared) = &self.shared_vectors {
+            shared.keep(&vectors, fingerprint, weights);
+        }
         self.dense = Some(vectors);
         Ok(EmbeddingStatus::Computed { chunks: self.chunks.len(), seconds })
     }
