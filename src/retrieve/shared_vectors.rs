@@ -25,15 +25,18 @@ impl SharedVectors {
         Self { dir }
     }
 
-    fn path(&self, fingerprint: &str, weights_sha256: &str) -> PathBuf {
+    /// The file of one set; none unless both names are hex digests (they come from a manifest
+    /// on disk, and a file name must never step out of the folder).
+    fn path(&self, fingerprint: &str, weights_sha256: &str) -> Option<PathBuf> {
         let weights = weights_sha256.get(..16).unwrap_or(weights_sha256);
-        self.dir.join(format!("{fingerprint}-{weights}.{EXTENSION}"))
+        let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
+        (hex(fingerprint) && hex(weights)).then(|| self.dir.join(format!("{fingerprint}-{weights}.{EXTENSION}")))
     }
 
     /// The vectors of the chunks `fingerprint` names, if a set for these weights and this many
     /// chunks is kept (the file is checked as an index folder's own is).
     pub(crate) fn load(&self, fingerprint: &str, weights_sha256: &str, chunks: usize) -> Option<DenseVectors> {
-        let path = self.path(fingerprint, weights_sha256);
+        let path = self.path(fingerprint, weights_sha256)?;
         let vectors = DenseVectors::load(&path, weights_sha256, chunks)?;
         // Used now: the last to be removed.
         if let Ok(file) = std::fs::File::options().append(true).open(&path) {
@@ -45,10 +48,11 @@ impl SharedVectors {
     /// Keep `vectors` for later copies of the same documents. A cache: a failure to write only
     /// means the next copy embeds again, so it is not an error.
     pub(crate) fn keep(&self, vectors: &DenseVectors, fingerprint: &str, weights_sha256: &str) {
+        let Some(path) = self.path(fingerprint, weights_sha256) else { return };
         if std::fs::create_dir_all(&self.dir).is_err() {
             return;
         }
-        if vectors.save(&self.path(fingerprint, weights_sha256), weights_sha256).is_ok() {
+        if vectors.save(&path, weights_sha256).is_ok() {
             self.remove_least_recently_used();
         }
     }
@@ -84,16 +88,19 @@ mod tests {
     fn a_kept_set_loads_for_its_chunks_and_weights_only() {
         let dir = tempfile::tempdir().unwrap();
         let shared = SharedVectors::in_folder(dir.path().join("vectors"));
-        shared.keep(&vectors(3), "f1", "w1");
-        assert!(shared.load("f1", "w1", 3).is_some());
-        assert!(shared.load("f1", "w2", 3).is_none(), "other weights");
-        assert!(shared.load("f2", "w1", 3).is_none(), "other documents");
-        assert!(shared.load("f1", "w1", 4).is_none(), "another chunk count");
+        shared.keep(&vectors(3), "f1", "e1");
+        assert!(shared.load("f1", "e1", 3).is_some());
+        assert!(shared.load("f1", "e2", 3).is_none(), "other weights");
+        assert!(shared.load("f2", "e1", 3).is_none(), "other documents");
+        assert!(shared.load("f1", "e1", 4).is_none(), "another chunk count");
         // A damaged file is not used.
-        let path = shared.path("f1", "w1");
+        let path = shared.path("f1", "e1").unwrap();
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
-        assert!(shared.load("f1", "w1", 3).is_none());
+        assert!(shared.load("f1", "e1", 3).is_none());
+        // Names that are not digests never become file names.
+        shared.keep(&vectors(3), "../f1", "e1");
+        assert!(shared.path("../f1", "e1").is_none() && !dir.path().join("f1-e1.vectors").exists());
     }
 
     #[test]
@@ -102,16 +109,16 @@ mod tests {
         let shared = SharedVectors::in_folder(dir.path().join("vectors"));
         let old = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
         for i in 0..KEEP {
-            shared.keep(&vectors(1), &format!("f{i}"), "w");
-            let file = std::fs::File::options().append(true).open(shared.path(&format!("f{i}"), "w")).unwrap();
+            shared.keep(&vectors(1), &format!("f{i:x}"), "e");
+            let file = std::fs::File::options().append(true).open(shared.path(&format!("f{i:x}"), "e").unwrap()).unwrap();
             file.set_modified(old + std::time::Duration::from_secs(i as u64)).unwrap();
         }
         // f0 is the oldest, but used now.
-        assert!(shared.load("f0", "w", 1).is_some());
-        shared.keep(&vectors(1), "new", "w");
+        assert!(shared.load("f0", "e", 1).is_some());
+        shared.keep(&vectors(1), "abc", "e");
         let kept = std::fs::read_dir(dir.path().join("vectors")).unwrap().count();
         assert_eq!(kept, KEEP);
-        assert!(shared.load("f1", "w", 1).is_none(), "the least recently used set went");
-        assert!(shared.load("f0", "w", 1).is_some() && shared.load("new", "w", 1).is_some());
+        assert!(shared.load("f1", "e", 1).is_none(), "the least recently used set went");
+        assert!(shared.load("f0", "e", 1).is_some() && shared.load("abc", "e", 1).is_some());
     }
 }
