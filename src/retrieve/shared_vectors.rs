@@ -15,16 +15,12 @@ const KEEP: usize = 16;
 const EXTENSION: &str = "vectors";
 
 /// A folder of vector sets, one file per (index fingerprint, weights).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct SharedVectors {
     dir: PathBuf,
 }
 
 impl SharedVectors {
-    pub(crate) fn in_folder(dir: PathBuf) -> Self {
-        Self { dir }
-    }
-
     /// The file of one set; none unless both names are hex digests (they come from a manifest
     /// on disk, and a file name must never step out of the folder).
     fn path(&self, fingerprint: &str, weights_sha256: &str) -> Option<PathBuf> {
@@ -73,7 +69,7 @@ impl SharedVectors {
 
 /// The shared folder beside the per-dataset index folders under `index_root`.
 pub(crate) fn beside_indexes(index_root: &Path) -> SharedVectors {
-    SharedVectors::in_folder(index_root.join("vectors"))
+    SharedVectors { dir: index_root.join("vectors") }
 }
 
 #[cfg(test)]
@@ -87,7 +83,7 @@ mod tests {
     #[test]
     fn a_kept_set_loads_for_its_chunks_and_weights_only() {
         let dir = tempfile::tempdir().unwrap();
-        let shared = SharedVectors::in_folder(dir.path().join("vectors"));
+        let shared = beside_indexes(dir.path());
         shared.keep(&vectors(3), "f1", "e1");
         assert!(shared.load("f1", "e1", 3).is_some());
         assert!(shared.load("f1", "e2", 3).is_none(), "other weights");
@@ -106,7 +102,7 @@ mod tests {
     #[test]
     fn only_the_most_recently_used_sets_stay() {
         let dir = tempfile::tempdir().unwrap();
-        let shared = SharedVectors::in_folder(dir.path().join("vectors"));
+        let shared = beside_indexes(dir.path());
         let old = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
         for i in 0..KEEP {
             shared.keep(&vectors(1), &format!("f{i:x}"), "e");
