@@ -95,9 +95,10 @@ fn retrieve_target_fills_retrieved_chunks_only() {
     // Small chunks, so the headlamp manual alone has more than the four asked for.
     let settings = IndexSettings { chunking: ChunkSettings { size_words: 40, overlap_words: 10 }, ..IndexSettings::default() };
     let (index, report) = open_or_build(&files, &dir.path().join("index"), settings).unwrap();
-    let (mut target, setup) =
+    let (mut target, report) =
         RetrieveTarget::with_index(index, report, RetrievalMode::Hybrid, 4, &dir_of_model).unwrap();
-    assert!(setup.embeddings.is_some());
+    assert!(report.vectors.is_some());
+    assert!(report.headline().contains("; vectors "), "{}", report.headline());
     assert_eq!(target.describe(), "retrieve:hybrid:top4");
     let question = Question {
         id: "q1".into(),
@@ -145,10 +146,13 @@ fn a_copy_of_a_dataset_elsewhere_reuses_the_vectors_of_the_same_documents() {
         dataset
     };
     let copies: Vec<PathBuf> = ["a", "b", "c"].iter().map(|name| small_copy(name)).collect();
-    let run = |dataset: &Path| -> serde_json::Value {
+    // The run's output, and the vectors' part of the index line it printed.
+    let run = |dataset: &Path| -> (serde_json::Value, String) {
         let args = ["run", dataset.to_str().unwrap(), "--target", "retrieve", "--retrieval", "dense", "--limit", "4", "--json"];
         let out = assay_command(&args, &tmp.path().join("runs.sqlite")).env("ASSAY_INDEX_CACHE", &cache).output().unwrap();
-        serde_json::from_str(&ok(out)).unwrap()
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        let vectors = stderr.lines().find_map(|line| line.split_once("; vectors ")).map(|(_, said)| said.to_string()).unwrap_or_default();
+        (serde_json::from_str(&ok(out)).unwrap(), vectors)
     };
     let kept_sets = || -> Vec<PathBuf> {
         let mut sets: Vec<PathBuf> = std::fs::read_dir(cache.join("vectors"))
@@ -161,11 +165,13 @@ fn a_copy_of_a_dataset_elsewhere_reuses_the_vectors_of_the_same_documents() {
         run["runs"][0]["items"].as_array().unwrap().iter().map(|item| item["retrieved"].clone()).collect()
     };
 
-    let first = run(&copies[0]);
+    let (first, said) = run(&copies[0]);
+    assert!(said.starts_with("computed for 2"), "the index line said: vectors {said:?}");
     let kept = kept_sets();
     assert_eq!(kept.len(), 1, "{kept:?}");
     let (inode, bytes) = (std::fs::metadata(&kept[0]).unwrap().ino(), std::fs::read(&kept[0]).unwrap());
-    let second = run(&copies[1]);
+    let (second, said) = run(&copies[1]);
+    assert_eq!(said, "reused", "the index line of the copy");
     assert_eq!(kept_sets(), kept);
     assert_eq!(std::fs::metadata(&kept[0]).unwrap().ino(), inode, "the second copy wrote the set again: it computed the vectors");
     assert_eq!(retrieved(&second), retrieved(&first));
@@ -185,6 +191,7 @@ fn a_copy_of_a_dataset_elsewhere_reuses_the_vectors_of_the_same_documents() {
     let manual = copies[2].join("corpus").join("ridgeline-2p.md");
     let text = std::fs::read_to_string(&manual).unwrap();
     std::fs::write(&manual, format!("{text}\n\nPitch the tent on level ground, door away from the wind.\n")).unwrap();
-    run(&copies[2]);
+    let (_, said) = run(&copies[2]);
+    assert!(said.starts_with("computed for "), "the index line said: vectors {said:?}");
     assert_eq!(kept_sets().len(), 2);
 }

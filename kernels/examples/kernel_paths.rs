@@ -5,6 +5,7 @@
 //! pseudo-random. The paths take turns, round after round for 0.3 s per path, and each
 //! path's fastest run is kept: on a shared machine, load then falls on all paths alike.
 
+use assay_kernels::causal_attention::{self, AttentionShape, HeadRows};
 use assay_kernels::isa::Isa;
 use assay_kernels::k_quants::{self, InterleavedKQuant, Q8KRows, WeightType, QK_K};
 use assay_kernels::q4_1::{self, Q4Rows};
@@ -96,7 +97,7 @@ fn main() {
         }
         // The same weights stored 16 rows interleaved, as the x86 paths hold them.
         let interleaved = InterleavedKQuant::from_file_bytes(ty, &w, n, width / QK_K, &parallel).expect("sizes agree");
-        for m in [1, 7, 8, 64] {
+        for m in [1, 7, 8, 64, 512] {
             let x = pseudo_random(m * width, 3);
             let mut dst = vec![0f32; m * n];
             let times = fastest_by_turns(&paths, |isa| !InterleavedKQuant::runs_on(isa), |isa| {
@@ -211,6 +212,26 @@ fn main() {
                 q8_0::matmul(isa, &as_q8, &a, &mut dst, &parallel).expect("sizes agree");
             });
             println!("| Q4_1 {n}×{width} held as Q8_0 | {m} | {} |", cells(&times));
+        }
+    }
+    // One layer's causal attention over a whole prompt: SmolLM2's heads (9 query heads on 3 KV
+    // heads, width 64) and the 1.5B's (12 on 2, width 128), at a judge's prompt length and at
+    // the 8k tokens of a long context.
+    if wanted("attention") {
+        for (model, query_heads, kv_heads, head_dim) in [("SmolLM2", 9, 3, 64), ("1.5B", 12, 2, 128)] {
+            for seq in [1024, 4096] {
+                let shape = AttentionShape { query_heads, kv_heads, seq, past: 0, head_dim, window: None, scale: 1.0 / (head_dim as f32).sqrt() };
+                // Contiguous [heads, seq, head_dim].
+                fn rows(values: &[f32], seq: usize, head_dim: usize) -> HeadRows<'_> {
+                    HeadRows { values, offset: 0, head_stride: seq * head_dim, row_stride: head_dim }
+                }
+                let (q, k, v) = (pseudo_random(query_heads * seq * head_dim, 11), pseudo_random(kv_heads * seq * head_dim, 12), pseudo_random(kv_heads * seq * head_dim, 13));
+                let mut out = vec![0f32; seq * query_heads * head_dim];
+                let times = fastest_by_turns(&paths, |isa| isa == Isa::Scalar && seq > 1024, |isa| {
+                    causal_attention::attention(isa, rows(&q, seq, head_dim), rows(&k, seq, head_dim), rows(&v, seq, head_dim), shape, &mut out, &parallel).expect("sizes agree");
+                });
+                println!("| attention, {model} heads, one layer | {seq} | {} |", cells(&times));
+            }
         }
     }
 }

@@ -14,7 +14,7 @@
 //! sum across lanes per score), all 16 rows of a work item against one block before the next,
 //! and take their weighted sums of the values a run of positions at a time likewise, so what
 //! they share is read from the L1 cache; one token's row takes dot products with the cache as
-//! it is. On AVX-512, AVX2 and NEON the scores, and on AVX-512 the weighted sums, are written
+//! it is. On AVX-512, AVX2 and NEON the scores, and on AVX-512 and AVX2 the weighted sums, are written
 //! with intrinsics (sums held in registers): written as plain loops the compiler vectorised
 //! them across the wrong dimension or left the sums in memory, which measured slower than
 //! candle's product (docs/runtime.md). Every path runs the
@@ -277,6 +277,11 @@ fn head_rows<const PATH: u8>(job: &HeadJob, scores: &mut [f32], sums: &mut [f32]
             // SAFETY: as above; the value rows hold `head_dim` values each (checked by `attention`).
             #[cfg(target_arch = "x86_64")]
             if PATH == path::AVX512 && unsafe { x86::weighted_sum_avx512(weights, &job.v, kv_head, start, row_sums) } {
+                continue;
+            }
+            // SAFETY: likewise, where the CPU has AVX2 and FMA.
+            #[cfg(target_arch = "x86_64")]
+            if PATH == path::AVX2 && unsafe { x86::weighted_sum_avx2(weights, &job.v, kv_head, start, row_sums) } {
                 continue;
             }
             weighted_sum(weights, &job.v, kv_head, start, row_sums);
@@ -576,6 +581,38 @@ mod x86 {
         for (c, a) in acc.iter().enumerate() {
             _mm512_storeu_ps(sums.as_mut_ptr().add(c * LANES), *a);
         }
+    }
+
+    /// [`weighted_sum_avx512`] on AVX2: the sums of 64 dimensions at a time in 8 registers, each
+    /// slice of the head a pass over the positions (a sum's products stay in order of position,
+    /// so the same bits); false, with nothing done, for a width not a multiple of 64. The
+    /// portable loop loaded and stored the sums every four positions.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    pub(super) unsafe fn weighted_sum_avx2(weights: &[f32], v: &HeadRows, kv_head: usize, first: usize, sums: &mut [f32]) -> bool {
+        const SLICE: usize = 64;
+        if sums.is_empty() || !sums.len().is_multiple_of(SLICE) {
+            return false;
+        }
+        debug_assert!(v.holds(kv_head + 1, first + weights.len(), sums.len()));
+        let rows = v.values.as_ptr().add(v.offset + kv_head * v.head_stride + first * v.row_stride);
+        for slice in (0..sums.len()).step_by(SLICE) {
+            let mut acc = [_mm256_setzero_ps(); SLICE / 8];
+            for (c, a) in acc.iter_mut().enumerate() {
+                *a = _mm256_loadu_ps(sums.as_ptr().add(slice + c * 8));
+            }
+            for (n, &w) in weights.iter().enumerate() {
+                let row = rows.add(n * v.row_stride + slice);
+                let w = _mm256_set1_ps(w);
+                for (c, a) in acc.iter_mut().enumerate() {
+                    *a = _mm256_fmadd_ps(w, _mm256_loadu_ps(row.add(c * 8)), *a);
+                }
+            }
+            for (c, a) in acc.iter().enumerate() {
+                _mm256_storeu_ps(sums.as_mut_ptr().add(slice + c * 8), *a);
+            }
+        }
+        true
     }
 }
 

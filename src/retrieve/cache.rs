@@ -4,7 +4,7 @@
 //! (by diffing against the last index built with the same settings).
 
 use super::bm25::Bm25Index;
-use super::dense::DenseVectors;
+use super::dense::{DenseVectors, EmbeddingStatus};
 use super::fingerprint::{describe_changes, IndexSettings, document_states, fingerprint, DocumentState, INDEX_FORMAT};
 use super::shared_vectors::{beside_indexes, SharedVectors};
 use super::RetrieveError;
@@ -61,13 +61,24 @@ pub struct IndexReport {
     pub skipped: Vec<DocumentIssue>,
     pub warnings: Vec<DocumentIssue>,
     pub build_seconds: Option<f64>,
+    /// For dense and hybrid retrieval: whether the chunk vectors were found or computed (set
+    /// by the retrieve target once it has made sure of them; None for BM25 alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vectors: Option<EmbeddingStatus>,
 }
 
 impl IndexReport {
-    /// One line for the terminal, e.g. `rebuilt: aquapure-500.md changed`.
+    /// One line for the terminal, e.g. `rebuilt: aquapure-500.md changed`, and what became of
+    /// the vectors where the retrieval uses them (computing them is the slow part of a first
+    /// hybrid run, so the user is told which happened).
     pub fn headline(&self) -> String {
         let short = &self.fingerprint[..self.fingerprint.len().min(12)];
-        match &self.status {
+        let vectors = match &self.vectors {
+            None => String::new(),
+            Some(EmbeddingStatus::Reused) => "; vectors reused".to_string(),
+            Some(EmbeddingStatus::Computed { chunks, seconds }) => format!("; vectors computed for {chunks} chunks in {seconds:.1} s"),
+        };
+        let index = match &self.status {
             IndexStatus::Reused => format!(
                 "reused index {short}: {} documents, {} chunks, corpus unchanged",
                 self.indexed_documents, self.chunks
@@ -80,7 +91,8 @@ impl IndexReport {
                 "rebuilt: {reason}; index {short}: {} documents, {} chunks",
                 self.indexed_documents, self.chunks
             ),
-        }
+        };
+        index + &vectors
     }
 }
 
@@ -218,6 +230,7 @@ fn report(index: &CorpusIndex, listed: usize, status: IndexStatus, seconds: Opti
         skipped: m.issues.iter().filter(|i| i.skipped).cloned().collect(),
         warnings: m.issues.iter().filter(|i| !i.skipped).cloned().collect(),
         build_seconds: seconds,
+        vectors: None,
     }
 }
 

@@ -19,7 +19,7 @@ pub use generation_store::{generation_key, GenerationStore};
 pub use http::HttpTarget;
 pub use http_spec::{HttpSpecError, HttpTargetSpec};
 pub use sources::{answer_text, answer_with_sources, SOURCES_CUE};
-pub use retrieve::{golden_chunks, RetrieveSetup, RetrieveTarget};
+pub use retrieve::{golden_chunks, RetrieveTarget};
 pub use rag::{cited_ids, RagPrompt, RagPromptError, RagTarget, DEFAULT_RAG_PROMPT};
 pub use spec::{
     build_reranker, build_target, BuiltTarget, TargetOptions, TargetSpecError, DEFAULT_GENERATOR,

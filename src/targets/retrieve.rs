@@ -7,7 +7,7 @@ use super::{Answer, Target, TargetError};
 use crate::dataset::{Dataset, Question};
 use crate::metrics::ranking::{context_coverage, CONTEXT_COVERAGE_THRESHOLD};
 use crate::retrieve::{
-    index_dataset_cancellable, CorpusIndex, EmbeddingStatus, IndexReport, IndexSettings, MiniLm,
+    index_dataset_cancellable, CorpusIndex, IndexReport, IndexSettings, MiniLm,
     Reranker, RetrievalMode, RetrieveError,
 };
 use std::collections::BTreeSet;
@@ -28,17 +28,10 @@ pub struct RetrieveTarget {
     reranker: Option<Reranker>,
 }
 
-/// What opening the target did before the first question: the index report and, for dense
-/// and hybrid, whether the vectors were reused or computed.
-#[derive(Debug, Clone)]
-pub struct RetrieveSetup {
-    pub index: IndexReport,
-    pub embeddings: Option<EmbeddingStatus>,
-}
-
 impl RetrieveTarget {
     /// Open (or build) the dataset's index; for dense and hybrid, load MiniLM from
-    /// `minilm_dir` and make sure the chunk vectors exist. A raised `cancel` stops the index
+    /// `minilm_dir` and make sure the chunk vectors exist (the returned index report says
+    /// whether they were reused or computed). A raised `cancel` stops the index
     /// build between documents and the vectors between batches (a run cancelled while it
     /// prepares).
     pub fn for_dataset(
@@ -48,7 +41,7 @@ impl RetrieveTarget {
         top_k: usize,
         minilm_dir: &Path,
         cancel: Option<&AtomicBool>,
-    ) -> Result<(Self, RetrieveSetup), RetrieveError> {
+    ) -> Result<(Self, IndexReport), RetrieveError> {
         let (index, report) = index_dataset_cancellable(dataset, settings, cancel)?;
         Self::with_index_cancellable(index, report, mode, top_k, minilm_dir, cancel)
     }
@@ -60,7 +53,7 @@ impl RetrieveTarget {
         mode: RetrievalMode,
         top_k: usize,
         minilm_dir: &Path,
-    ) -> Result<(Self, RetrieveSetup), RetrieveError> {
+    ) -> Result<(Self, IndexReport), RetrieveError> {
         Self::with_index_cancellable(index, report, mode, top_k, minilm_dir, None)
     }
 
@@ -71,8 +64,8 @@ impl RetrieveTarget {
         top_k: usize,
         minilm_dir: &Path,
         cancel: Option<&AtomicBool>,
-    ) -> Result<(Self, RetrieveSetup), RetrieveError> {
-        let (model, embeddings) = if mode.needs_embeddings() {
+    ) -> Result<(Self, IndexReport), RetrieveError> {
+        let (model, vectors) = if mode.needs_embeddings() {
             let model = MiniLm::load(minilm_dir)?;
             let status = index.ensure_embeddings_cancellable(&model, cancel)?;
             (Some(model), Some(status))
@@ -80,7 +73,7 @@ impl RetrieveTarget {
             (None, None)
         };
         let target = Self { index, model, mode, top_k, remove_golden: false, reranker: None };
-        Ok((target, RetrieveSetup { index: report, embeddings }))
+        Ok((target, IndexReport { vectors, ..report }))
     }
 
     pub fn index(&self) -> &CorpusIndex {

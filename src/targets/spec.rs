@@ -213,7 +213,7 @@ fn retriever(
     } else {
         PathBuf::new()
     };
-    let (target, setup) = RetrieveTarget::for_dataset(
+    let (target, index) = RetrieveTarget::for_dataset(
         dataset,
         IndexSettings::for_dataset(dataset),
         options.retrieval,
@@ -223,8 +223,8 @@ fn retriever(
     )?;
     let target = if options.remove_golden_context { target.removing_golden_context() } else { target };
     Ok(match reranker {
-        Some((reranker, fingerprint)) => (target.reranking(reranker), setup.index, Some(fingerprint)),
-        None => (target, setup.index, None),
+        Some((reranker, fingerprint)) => (target.reranking(reranker), index, Some(fingerprint)),
+        None => (target, index, None),
     })
 }
 
