@@ -18,6 +18,8 @@ from pathlib import Path
 ONLY = {
     "dataset": set(),
     "third_party_panic": set(),
+    # The allocator's settings for the process (called by the faces' main).
+    "heap": set(),
     # Limits for rendering user and model-file templates (fuel, output size): a leaf.
     "bounded_template": set(),
     "record": {"dataset"},
@@ -47,10 +49,11 @@ FORBIDDEN = {
 # events out; they reach the library only through its front doors (`run`: experiments, stored
 # runs, the judge catalog and calibration; `compare`; `report`; `generate`; `models`; `bench`),
 # the inputs they name (`dataset`, `corpus`) and the records they show (`record`, and `stats`
-# for a run read back with its summary). Never the stages behind them: `llm`, `judge`,
-# `store`, `retrieve`, `targets`, `metrics`.
+# for a run read back with its summary), and `heap`, the process's allocator settings their
+# `main` applies. Never the stages behind them: `llm`, `judge`, `store`, `retrieve`, `targets`,
+# `metrics`.
 FACES = ["src/bin/assay", "src-tauri/src"]
-FACE_MODULES = {"run", "compare", "report", "generate", "models", "bench", "dataset", "corpus", "record", "stats"}
+FACE_MODULES = {"run", "compare", "report", "generate", "models", "bench", "dataset", "corpus", "record", "stats", "heap"}
 # Argument types a face parses its input into (a clap value, a form field): values with no
 # behaviour, named where they are defined.
 FACE_VOCABULARY = {"DeviceChoice", "RetrievalMode"}

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod corpus;
 pub mod dataset;
 pub mod generate;
+pub mod heap;
 pub mod judge;
 pub mod llm;
 pub mod metrics;

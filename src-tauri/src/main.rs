@@ -17,6 +17,8 @@ mod run_deletion;
 mod write_grants;
 
 fn main() {
+    // Best effort: an allocator that refuses only costs speed.
+    let _ = assay::heap::keep_freed_memory_for_reuse();
     let app = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .manage(evaluation::ActiveRun::default())

@@ -251,6 +251,8 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // Best effort: an allocator that refuses only costs speed.
+    let _ = assay::heap::keep_freed_memory_for_reuse();
     if !cpu_has_avx2() {
         eprintln!(
             "error: this build of assay needs a CPU with AVX2 and FMA (x86-64-v3); \
