@@ -89,6 +89,8 @@ test("a run keeps going across screens: job status everywhere, live progress on 
   // The frame shows the job as soon as it starts, on this screen and every other.
   await driver.wait(async () => (await $("#job-status")).isDisplayed(), 10000);
   await driver.wait(async () => /^[1-9]\d* \/ 40 items · [\d.]+ items\/s · ETA /.test(await text("#job-counts")), 300000);
+  // What became of the retrieval index, in the core's words.
+  assert.match(await text("#job-index"), /index [0-9a-f]{12}\b.*: 8 documents, \d+ chunks/);
   // The ETA moves between items: two readings 2.5 s apart differ (or an item finished between).
   const first = await text("#job-counts");
   await driver.sleep(2500);

@@ -121,7 +121,9 @@ pub fn run_request(
 #[derive(Serialize, Clone)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ProgressEvent {
-    Started { run_id: String, name: String, total: usize, already_done: usize },
+    /// `index`: what became of the retrieval index and its vectors (the core's line), for
+    /// targets that retrieve.
+    Started { run_id: String, name: String, total: usize, already_done: usize, index: Option<String> },
     Item { question_id: String, question: String },
     Done {
         question_id: String,
@@ -167,7 +169,7 @@ pub async fn start_run(app: AppHandle, state: State<'_, ActiveRun>, request: Sta
 }
 
 fn worker(app: AppHandle, request: StartRequest, cancel: Arc<AtomicBool>, ready: mpsc::Sender<Result<StartedRuns, String>>) {
-    let mut events = WindowEvents { app, ready: Some(ready), reader: None, finishes: VecDeque::new() };
+    let mut events = WindowEvents { app, ready: Some(ready), reader: None, finishes: VecDeque::new(), index: None };
     let result = default_db().and_then(|db| run_request(&request, &db, &cancel, &mut events));
     if let Err(message) = result {
         // Before the first run starts the error goes back to the form; later, as an event.
@@ -190,13 +192,16 @@ struct WindowEvents {
     /// most `RATE_WINDOW` of them): the moving rate's window. A resumed run's earlier items
     /// are not in it.
     finishes: VecDeque<Instant>,
+    /// The index line of the run under way, sent with its `Started` event.
+    index: Option<String>,
 }
 
 /// How many of the latest items the moving rate is measured over.
 const RATE_WINDOW: usize = 8;
 
 impl ExperimentEvents for WindowEvents {
-    fn run_started(&mut self, run: &RunRecord, _index: Option<&str>, _position: usize, planned: usize) {
+    fn run_started(&mut self, run: &RunRecord, index: Option<&str>, _position: usize, planned: usize) {
+        self.index = index.map(str::to_string);
         if let Some(ready) = self.ready.take() {
             let _ = ready.send(Ok(StartedRuns { run_id: run.id.clone(), runs: planned }));
         }
@@ -212,6 +217,7 @@ impl ExperimentEvents for WindowEvents {
                     name: run.name.clone(),
                     total: *total,
                     already_done: *already_done,
+                    index: self.index.clone(),
                 }
             }
             Progress::ItemStarted { question_id, question } => {

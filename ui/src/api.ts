@@ -185,7 +185,7 @@ export interface JudgeChoice { name: string; description: string; outcomes: stri
 export interface JudgesView { judges: JudgeChoice[]; default_model: string }
 
 export type ProgressEvent =
-  | { kind: "started"; run_id: string; name: string; total: number; already_done: number }
+  | { kind: "started"; run_id: string; name: string; total: number; already_done: number; index: string | null }
   | { kind: "item"; question_id: string; question: string }
   | { kind: "done"; question_id: string; done: number; total: number; error: string | null;
       /** The moving rate: `window_items` items finished in the last `window_s` seconds. */

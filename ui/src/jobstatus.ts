@@ -24,6 +24,8 @@ export interface Job {
   /** When the latest item finished (or the run started), in ms since the epoch. */
   lastDoneAt: number;
   question: string;
+  /** What became of the retrieval index and its vectors for the run under way (the core's line). */
+  index: string | null;
   means: Record<string, number>;
   problems: string[];
   /** Set once the last run ended (finished, cancelled or failed before the end). */
@@ -56,7 +58,7 @@ function changed(): void {
 export async function startJob(request: StartRequest): Promise<StartedRuns> {
   job = {
     runIds: [], names: {}, planned: 1, total: 0, done: 0, rate: 0, windowItems: 0, windowS: 0,
-    lastDoneAt: Date.now(), question: "", means: {}, problems: [], ended: null, failed: null, cancelling: false,
+    lastDoneAt: Date.now(), question: "", index: null, means: {}, problems: [], ended: null, failed: null, cancelling: false,
   };
   changed();
   try {
@@ -86,6 +88,7 @@ function apply(e: ProgressEvent): void {
       job.names[e.run_id] = e.name;
       job.total = e.total;
       job.done = e.already_done;
+      job.index = e.index;
       job.windowItems = 0;
       job.windowS = 0;
       job.lastDoneAt = Date.now();
@@ -138,6 +141,7 @@ export async function mountJobStatus(panel: HTMLElement): Promise<void> {
   const bar = h("progress", { max: 1, value: 0 });
   const name = h("button", { class: "job-name", id: "job-open", title: "Open the run" });
   const counts = h("p", { class: "job-counts", id: "job-counts" });
+  const index = h("p", { class: "job-index muted", id: "job-index" });
   const cancel = h("button", { id: "job-cancel", onclick: () => void cancelJob() }, "Cancel");
   const outcome = h("p", { class: "job-outcome", id: "job-outcome" });
   const dismiss = h("button", { id: "job-dismiss", onclick: () => { job = null; changed(); } }, "Dismiss");
@@ -154,6 +158,8 @@ export async function mountJobStatus(panel: HTMLElement): Promise<void> {
     const over = job.ended !== null || job.failed !== null;
     // Once the job is over, no rate or ETA: they would describe a run that no longer moves.
     counts.textContent = over ? `${job.done} / ${job.total} items` : jobCounts(job);
+    index.textContent = job.index ?? "";
+    index.hidden = job.index === null;
     cancel.hidden = over;
     cancel.disabled = job.cancelling;
     cancel.textContent = job.cancelling ? "Cancelling…" : "Cancel";
@@ -162,7 +168,7 @@ export async function mountJobStatus(panel: HTMLElement): Promise<void> {
     outcome.textContent = job.failed ?? (job.ended ? `Run ${job.ended.status}.` : "");
   };
   clear(panel);
-  panel.append(title, name, bar, counts, outcome, h("div", { class: "row" }, cancel, dismiss));
+  panel.append(title, name, bar, counts, index, outcome, h("div", { class: "row" }, cancel, dismiss));
   watchJob(draw);
   // Between items the ETA moves with the clock.
   setInterval(() => { if (job && !job.ended && !job.failed) counts.textContent = jobCounts(job); }, 1000);
