@@ -1,7 +1,8 @@
 //! Times every kernel path this CPU runs on matrices of the default models' shapes, so the
 //! paths can be compared on one machine: `cargo run --release -p assay-kernels --example
 //! kernel_paths [threads] [type]` (2 threads unless given; only products of `type`, e.g. Q8_0,
-//! when given: Q4K, Q6K, Q8_0, Q4_1, or `step` for a 1.5B decode step's products). Weights and activations are
+//! when given: Q4K, Q6K, Q8_0, Q4_1, `step` for a 1.5B decode step's products, or `attention` for one layer's
+//! attention over a prompt). Weights and activations are
 //! pseudo-random. The paths take turns, round after round for 0.3 s per path, and each
 //! path's fastest run is kept: on a shared machine, load then falls on all paths alike.
 
@@ -215,8 +216,8 @@ fn main() {
         }
     }
     // One layer's causal attention over a whole prompt: SmolLM2's heads (9 query heads on 3 KV
-    // heads, width 64) and the 1.5B's (12 on 2, width 128), at a judge's prompt length and at
-    // the 8k tokens of a long context.
+    // heads, width 64) and the 1.5B's (12 on 2, width 128), at 1,024 tokens (about a long
+    // answer's judge prompt) and 4,096 (a long retrieved context).
     if wanted("attention") {
         for (model, query_heads, kv_heads, head_dim) in [("SmolLM2", 9, 3, 64), ("1.5B", 12, 2, 128)] {
             for seq in [1024, 4096] {
