@@ -7,6 +7,7 @@ use assay::judge::choice::JudgePanel;
 use assay::judge::prompt::item_variables;
 use assay::judge::reading::Reading;
 use assay::llm::chat_template::ChatMessage;
+use assay::metrics::numbers::written_as_the_reference;
 use assay::record::{Answer, RetrievedChunk};
 use crate::common::numbered_sentences;
 use crate::llm_common;
@@ -184,7 +185,14 @@ fn sample_answers_reach_the_judge_as_their_text_tokenized_whole() {
                 let id = row["id"].as_str().unwrap();
                 let answer = Answer { text: row["answer"].as_str().unwrap().to_string(), ..Answer::default() };
                 let ours = panel.prompt_tokens_of(&questions[id], &answer).remove("correct").unwrap().unwrap();
-                let rendered = correct.render(&item_variables(&questions[id], &answer)).unwrap();
+                // The values as written, but for the numbers the answer states as the reference
+                // does, which the judge reads in the reference's writing (`4.5 hours` as `4 hours
+                // 30 minutes`; 19 careful and 2 sloppy answers).
+                let mut values = item_variables(&questions[id], &answer);
+                let (answer_read, reference_read) = written_as_the_reference(&values["answer"], &values["reference"]);
+                values.insert("answer", answer_read);
+                values.insert("reference", reference_read);
+                let rendered = correct.render(&values).unwrap();
                 let text = model.chat_prompt(&[ChatMessage::user(rendered)]).unwrap();
                 let tokenizer = &model.tokenizer;
                 let mut whole: Vec<u32> = tokenizer.bos_id.filter(|_| tokenizer.add_bos).into_iter().collect();

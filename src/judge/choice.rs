@@ -21,7 +21,7 @@ use super::jury::jury_verdict;
 use super::jury_metrics::is_jury_metric;
 use super::nothing_stated::{fails_without_model, worst_outcome};
 use super::statements::{failed as failed_statements, judge_prepared, prepare as prepare_statements, PreparedStatements};
-use super::prompt::{baseline_variables, item_variables, marked, user_prompt_tokens};
+use super::prompt::{baseline_variables, item_variables, marked, numbers_as_the_reference, user_prompt_tokens};
 use super::Verdict;
 use crate::dataset::Question;
 use crate::llm::chat_template::ChatMessage;
@@ -205,7 +205,7 @@ impl JudgePanel {
     }
 
     fn prompt_tokens(&self, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<Vec<u32>, JudgeError> {
-        let rendered = spec.render(&marked(&self.model, variables))?;
+        let rendered = spec.render(&marked(&self.model, &numbers_as_the_reference(spec, variables)))?;
         let tokens = user_prompt_tokens(&self.model, &rendered).map_err(|source| JudgeError::Model { judge: spec.name.clone(), source })?;
         // What the judge model is shown, to trace a change in verdicts to its prompt
         // (ASSAY_LOG=assay::judge::prompt=debug): the token ids, and the text they decode to.
@@ -259,7 +259,7 @@ fn choose(
     if spec.explain {
         if let Some(label) = verdict.label.clone() {
             // The label is fixed; the explanation is generated after it and cannot change it.
-            let rendered = spec.render(&marked(model, variables))?;
+            let rendered = spec.render(&marked(model, &numbers_as_the_reference(spec, variables)))?;
             verdict.explanation = Some(explain(model, &rendered, &label).unwrap_or_else(|e| format!("(no explanation: {e})")));
         }
     }

@@ -28,7 +28,7 @@ use super::distribution::normalise;
 use super::error::JudgeError;
 use super::injection::item_is_suspect;
 use super::pairwise_orders::{combine_orders, from_each_answer, from_scores};
-use super::prompt::{answer_as_read, marked, marked_for_server, question_variables, user_prompt_tokens};
+use super::prompt::{answer_as_read, marked, marked_for_server, numbers_as_the_reference, question_variables, user_prompt_tokens};
 use super::reading::{common_prefix, cached_template_states, Reader, Reading};
 use super::served::{cut_after_overflow, overflow_of, MAX_CUTS};
 use super::spec::{JudgeMode, JudgeSpec, ASKED};
@@ -215,7 +215,7 @@ impl PairwiseJudge {
 
     /// Token ids of each prompt of one order's values.
     fn order_tokens(&self, values: &BTreeMap<&str, String>) -> Result<Vec<Vec<u32>>, JudgeError> {
-        order_prompts(&self.spec, marked(&self.model, values))
+        order_prompts(&self.spec, marked(&self.model, &numbers_as_the_reference(&self.spec, values)))
             .iter()
             .map(|variables| {
                 let rendered = self.spec.render(variables)?;
@@ -332,7 +332,7 @@ impl ServedPairwiseJudge {
 
     /// The outcomes' log-probabilities of each prompt of one order.
     fn order_logprobs(&self, values: &BTreeMap<&str, String>) -> Result<Vec<Vec<f64>>, JudgeError> {
-        order_prompts(&self.spec, marked_for_server(values))
+        order_prompts(&self.spec, marked_for_server(&numbers_as_the_reference(&self.spec, values)))
             .iter()
             .map(|variables| {
                 let rendered = self.spec.render(variables)?;

@@ -13,6 +13,7 @@ use crate::llm::error::LlmError;
 use crate::llm::model::LanguageModel;
 use crate::llm::prompt_text::untrusted;
 use crate::llm::prompt_text::without_chat_markers;
+use crate::metrics::numbers::written_as_the_reference;
 use crate::record::Answer;
 
 /// What the reference is shown as when the right behaviour is to decline.
@@ -44,6 +45,31 @@ pub(super) fn question_variables<'a>(question: &Question) -> BTreeMap<&'a str, S
 /// An answer's text as every judge reads it: a looping answer read once (`repetition`).
 pub(super) fn answer_as_read(answer: &Answer) -> String {
     without_repeats(&answer.text).0
+}
+
+/// The values a judge that compares the answer with the reference reads: each number of the
+/// answer that states a value of the reference written as the reference writes it, and
+/// abbreviated periods spelled out on both sides (`written_as_the_reference`). The judge model
+/// does not see that `4,200 million` is `$4.2 billion` or `4.5 hours` is `4 hours 30 minutes`
+/// (a right answer in other scales: `facts` 0.545 as written, 0.768 read this way, default
+/// judge, docs/judges.md); the numeric check does, and a number stating another value is left
+/// as written, for the model and the check to catch. A judge that does not read both (`faithfulness` reads the context) gets the values
+/// as they are.
+pub(super) fn numbers_as_the_reference<'a>(spec: &JudgeSpec, variables: &BTreeMap<&'a str, String>) -> BTreeMap<&'a str, String> {
+    let mut values = variables.clone();
+    let reads = |input: &str| spec.inputs.iter().any(|i| i == input);
+    let Some(reference) = variables.get("reference").filter(|r| reads("reference") && *r != NO_REFERENCE) else {
+        return values;
+    };
+    // One answer, or the two a pairwise judge reads side by side.
+    for key in ["answer", "answer_1", "answer_2"] {
+        if let Some(answer) = variables.get(key).filter(|_| reads(key)) {
+            let (answer, reference) = written_as_the_reference(answer, reference);
+            values.insert(key, answer);
+            values.insert("reference", reference);
+        }
+    }
+    values
 }
 
 /// The values of the stand-in item a judge with a baseline also reads (None without one).
@@ -80,4 +106,45 @@ pub fn marked_for_server<'a>(variables: &BTreeMap<&'a str, String>) -> BTreeMap<
 pub(super) fn user_prompt_tokens(model: &LanguageModel, rendered: &str) -> Result<Vec<u32>, LlmError> {
     let text = model.chat_prompt(&[ChatMessage::user(rendered.to_string())])?;
     model.encode_prompt(&text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::spec::builtin;
+
+    fn values(reference: &str, answer: &str) -> BTreeMap<&'static str, String> {
+        [("question", "What was revenue?"), ("reference", reference), ("answer", answer), ("context", "Revenue: 4,213 million.")]
+            .into_iter()
+            .map(|(k, v)| (k, v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_judge_of_answer_against_reference_reads_the_answers_numbers_as_the_reference_writes_them() {
+        let correct = builtin("correct").expect("built-in");
+        let read = numbers_as_the_reference(&correct, &values("Revenue was $4.2 billion.", "Revenue was 4,213 million dollars, up 12 percent."));
+        // The same value in the reference's writing; a value the reference does not state stays.
+        assert_eq!(read["answer"], "Revenue was $4.2 billion, up 12 percent.");
+        assert_eq!(read["reference"], "Revenue was $4.2 billion.");
+        assert_eq!(read["context"], "Revenue: 4,213 million.");
+        // Another value is not made to look like the reference's.
+        let wrong = numbers_as_the_reference(&correct, &values("Revenue was $4.2 billion.", "Revenue was $4.9 billion."));
+        assert_eq!(wrong["answer"], "Revenue was $4.9 billion.");
+        // A judge that reads the context, not the reference, sees the answer as written.
+        let faithfulness = builtin("faithfulness").expect("built-in");
+        let as_written = values("Revenue was $4.2 billion.", "Revenue was 4,213 million dollars.");
+        assert_eq!(numbers_as_the_reference(&faithfulness, &as_written), as_written);
+        // Both answers of a pairwise judge.
+        let better = builtin("better").expect("built-in");
+        let mut pair = values("Revenue was $4.2 billion.", "");
+        pair.remove("answer");
+        pair.insert("answer_1", "It was 4,200 million dollars.".into());
+        pair.insert("answer_2", "It was $4.2bn in FY2023.".into());
+        let read = numbers_as_the_reference(&better, &pair);
+        assert_eq!((read["answer_1"].as_str(), read["answer_2"].as_str()), ("It was $4.2 billion.", "It was $4.2 billion in fiscal year 2023."));
+        // Nor is anything rewritten against the stand-in for a refusal.
+        let refusal = values(NO_REFERENCE, "In FY2023 it was 4 percent.");
+        assert_eq!(numbers_as_the_reference(&correct, &refusal), refusal);
+    }
 }

@@ -15,7 +15,7 @@ use super::context_fit::fit_to_chars;
 use super::distribution::{unscored, verdict_against_baseline, verdict_from_logprobs};
 use super::error::JudgeError;
 use super::nothing_stated::{fails_without_model, worst_outcome};
-use super::prompt::{baseline_variables, item_variables, marked_for_server};
+use super::prompt::{baseline_variables, item_variables, marked_for_server, numbers_as_the_reference};
 use super::spec::{JudgeMode, JudgeSpec};
 use super::statements;
 use super::{Judging, Verdict};
@@ -56,10 +56,10 @@ impl ServedJudgePanel {
         Ok(ServedJudgePanel { server, judges: specs })
     }
 
-    /// The prompt with the item's values, chat markers taken out and marked (the server's
-    /// tokenizer is not ours to ask which text is a value).
+    /// The prompt with the item's values (numbers as the reference writes them), chat markers
+    /// taken out and marked (the server's tokenizer is not ours to ask which text is a value).
     fn render(&self, spec: &JudgeSpec, variables: &BTreeMap<&str, String>) -> Result<String, JudgeError> {
-        Ok(spec.render(&marked_for_server(variables))?)
+        Ok(spec.render(&marked_for_server(&numbers_as_the_reference(spec, variables)))?)
     }
 
     /// Each outcome's log-probability as the reply's first token (None: no outcome begins any

@@ -25,7 +25,7 @@ use super::statement_split::{grouped, split_statements};
 use super::Verdict;
 use crate::llm::model::LanguageModel;
 use crate::llm::prompt_text::without_chat_markers;
-use crate::metrics::numbers::number_conflict;
+use crate::metrics::numbers::{number_conflict, written_as_the_reference};
 use crate::record::{StatementCheck, StatementSide};
 
 /// Most statements checked per side: more are joined into this many groups (cost bound).
@@ -94,11 +94,18 @@ pub fn plan(variables: &BTreeMap<&str, String>) -> Result<Vec<PlannedCheck>, Str
     if statements_of(&answer).is_empty() {
         return Ok(Vec::new());
     }
+    // The model reads numbers as the reference writes them (`prompt::numbers_as_the_reference`:
+    // the same text `correct` reads, so the two share the answer's reading); the statements
+    // shown and the numeric veto keep the answer's own writing.
+    let (answer_read, reference_read) = written_as_the_reference(&answer, &reference);
     let mut checks = Vec::new();
-    for (side, from, against) in [(StatementSide::Answer, &answer, &reference), (StatementSide::Reference, &reference, &answer)] {
+    for (side, from, against, against_read) in
+        [(StatementSide::Answer, &answer, &reference, &reference_read), (StatementSide::Reference, &reference, &answer, &answer_read)]
+    {
         for statement in grouped(statements_of(from), MAX_STATEMENTS) {
             let number_conflict = number_conflict(&statement, against);
-            let variables = [("question", question.clone()), ("text", against.clone()), ("claim", statement.clone())]
+            let claim = written_as_the_reference(&statement, &reference).0;
+            let variables = [("question", question.clone()), ("text", against_read.clone()), ("claim", claim)]
                 .into_iter()
                 .collect();
             checks.push(PlannedCheck { side, statement, variables, number_conflict });
@@ -270,6 +277,27 @@ mod tests {
         [("question", "What was revenue?".to_string()), ("reference", reference.to_string()), ("answer", answer.to_string())]
             .into_iter()
             .collect()
+    }
+
+    #[test]
+    fn the_model_reads_numbers_as_the_reference_writes_them_and_the_user_sees_the_answers_own() {
+        let checks = plan(&variables(
+            "Revenue was $4.2 billion in FY2022.",
+            "Revenue came to 4,213 million dollars in FY2022. Costs were $3.9 billion.",
+        ))
+        .expect("plan");
+        let answer_side: Vec<&PlannedCheck> = checks.iter().filter(|c| c.side == StatementSide::Answer).collect();
+        // Shown as the answer wrote it.
+        assert_eq!(answer_side[0].statement, "Revenue came to 4,213 million dollars in FY2022.");
+        // Read as the reference writes the same value; the number it does not state stays.
+        assert_eq!(answer_side[0].variables["claim"], "Revenue came to $4.2 billion in fiscal year 2022.");
+        assert_eq!(answer_side[1].variables["claim"], "Costs were $3.9 billion.");
+        assert_eq!(answer_side[0].variables["text"], "Revenue was $4.2 billion in fiscal year 2022.");
+        // The recall side reads the answer written the same way: the text `correct` reads too.
+        let recall = checks.iter().find(|c| c.side == StatementSide::Reference).expect("a reference statement");
+        assert_eq!(recall.statement, "Revenue was $4.2 billion in FY2022.");
+        assert!(recall.variables["text"].starts_with("Revenue came to $4.2 billion in fiscal year 2022."), "{recall:?}");
+        assert!(checks.iter().all(|c| c.number_conflict.is_none()), "{checks:?}");
     }
 
     #[test]
