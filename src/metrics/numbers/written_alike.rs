@@ -37,7 +37,9 @@ pub fn written_as_the_reference(answer: &str, reference: &str) -> (String, Strin
         let own: String = answer_chars[with_currency_code(&answer_chars, a)..a.end].iter().collect();
         // A reference number of the same kind written to the same precision wins a tie with one
         // merely within rounding.
-        let agreeing = reference_mentions.iter().filter(|r| same_value(a, r));
+        // A sign written on one side only stays as the answer wrote it: `fell 3%` read as
+        // `fell -3%`, or `1,234` as `(1,234)`, would change what the answer says.
+        let agreeing = reference_mentions.iter().filter(|r| same_value(a, r) && signed(r) == signed(a));
         let mut best: Option<&Mention> = None;
         for r in agreeing {
             if token(r) == token(a) {
@@ -73,6 +75,12 @@ fn same_value(a: &Mention, r: &Mention) -> bool {
     // 2% of its value), not a small exact count (`1 L` is not `1.3 L`; `12%` is not `12.4%`).
     let coarser = if a.tolerance >= r.tolerance { a } else { r };
     diff <= coarser.tolerance * (1.0 - 1e-9) && coarser.tolerance <= 0.02 * coarser.value.abs()
+}
+
+/// The mention's own text writes a sign (`-3%`, `−3%`, `+3%`, `(1,234)`, `$(1,234) million`),
+/// rather than a word saying which way it went or none.
+fn signed(m: &Mention) -> bool {
+    m.text.chars().take_while(|c| !c.is_ascii_digit()).any(|c| matches!(c, '-' | '−' | '+' | '('))
 }
 
 /// `text` with each mention's characters replaced by `token_of(mention)`, spaced off from its
@@ -255,12 +263,29 @@ mod tests {
             assert_eq!(against(&format!("margin {written}"), reference), "margin 3.5%", "{written}");
         }
         assert_eq!(against("down 0.5 percentage points", reference), "down 50 basis points");
-        for written in ["-1,234.5", "−1,234.5", "1234.5"] {
+        for written in ["-1,234.5", "−1,234.5"] {
             assert_eq!(against(&format!("a loss of {written}"), reference), "a loss of (1,234.5)", "{written}");
         }
         assert_eq!(against("it keeps ice for four days", "Up to 4 days."), "it keeps ice for 4 days");
         // The reference itself is only spelled out, never rewritten.
         assert_eq!(written_as_the_reference("x", reference).1, reference);
+    }
+
+    #[test]
+    fn a_sign_written_on_one_side_only_stays_as_the_answer_wrote_it() {
+        // Read as the reference writes it, each would say another thing: a double negative, a
+        // loss the answer did not state, a fall made a rise.
+        for (answer, reference) in [
+            ("revenue fell 3 percent", "-3%"),
+            ("revenue rose 3 percent", "-3%"),
+            ("growth was -3 percent", "a decline of 3%"),
+            ("net income was 1234.5", "net income was (1,234.5)"),
+            ("cash flow of 1,234 million dollars", "cash flow of $(1,234) million"),
+        ] {
+            assert_eq!(against(answer, reference), answer, "{reference}");
+        }
+        // Signed alike, written alike.
+        assert_eq!(against("growth was -3 percent", "growth of −3%"), "growth was −3%");
     }
 
     #[test]
