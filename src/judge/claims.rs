@@ -21,6 +21,7 @@ use super::spec::JudgeSpec;
 use super::Verdict;
 use crate::llm::generate::GenerationParams;
 use crate::llm::model::LanguageModel;
+use crate::metrics::numbers::written_as_the_reference;
 use crate::record::FLAG_STATES_NOTHING;
 
 /// At most this many claims per text.
@@ -69,6 +70,10 @@ pub(super) fn judge_claims(
         let flags = vec![FLAG_STATES_NOTHING.to_string()];
         return keys.iter().map(|k| (k.clone(), Verdict { score: Some(0.0), explanation: Some(why.clone()), flags: flags.clone(), ..Verdict::default() })).collect();
     }
+    // Numbers read as the reference writes them (`prompt::numbers_as_the_reference`); the
+    // claims are the model's own words either way.
+    let (answer, reference) = written_as_the_reference(answer, reference);
+    let (answer, reference) = (&answer, &reference);
     let reference_claims = match extract_claims(model, spec, reference, reader) {
         Ok(c) => c,
         Err(e) => return fail(format!("reference claims: {e}")),
