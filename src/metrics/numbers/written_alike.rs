@@ -166,12 +166,13 @@ const ORDINALS: [&str; 4] = ["first", "second", "third", "fourth"];
 
 /// Abbreviated fiscal periods spelled out as words: `FY2023`/`FY23`/`FY 2023` → `fiscal year
 /// 2023`, `Q3`/`3Q` → `third quarter` (`3Q23` → `third quarter 2023`), `H1`/`1H` → `first
-/// half`, `3rd quarter` → `third quarter`. Other words are kept as written.
+/// half`, `3rd quarter` → `third quarter`, `fiscal 2023` → `fiscal year 2023`. Other words are
+/// kept as written.
 fn spelled_periods(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
     let mut word = String::new();
     let mut chars = text.chars().peekable();
-    let mut after_fy = false;
+    let (mut after_fy, mut after_fiscal) = (false, false);
     while let Some(c) = chars.next() {
         if c.is_alphanumeric() {
             word.push(c);
@@ -179,17 +180,22 @@ fn spelled_periods(text: &str) -> String {
                 continue;
             }
             let spelled = spelled_period(&word, after_fy);
-            after_fy = spelled.is_none() && word.eq_ignore_ascii_case("fy");
+            let year = word.len() == 4 && word.chars().all(|c| c.is_ascii_digit());
+            let kept = spelled.is_none();
             match spelled {
                 Some(s) => out.push_str(&s),
                 // A lone `FY` before a year: the year that follows is spelled with it.
-                None if after_fy => out.push_str("fiscal year"),
+                None if word.eq_ignore_ascii_case("fy") => out.push_str("fiscal year"),
+                // `fiscal 2023` is `fiscal year 2023`.
+                None if after_fiscal && year => out.push_str(&format!("year {word}")),
                 None => out.push_str(&word),
             }
+            after_fy = kept && word.eq_ignore_ascii_case("fy");
+            after_fiscal = word.eq_ignore_ascii_case("fiscal");
             word.clear();
         } else {
             if !c.is_whitespace() {
-                after_fy = false;
+                (after_fy, after_fiscal) = (false, false);
             }
             out.push(c);
         }
@@ -307,6 +313,11 @@ mod tests {
     fn abbreviated_periods_are_spelled_out_on_both_sides() {
         let (a, r) = written_as_the_reference("FY23 revenue", "Revenue in FY2023");
         assert_eq!((a.as_str(), r.as_str()), ("fiscal year 2023 revenue", "Revenue in fiscal year 2023"));
+        let (a, r) = written_as_the_reference("In fiscal 2023, and Fiscal 2024", "Revenue in FY 2023, fiscal year 2024 and fiscal policy");
+        assert_eq!(
+            (a.as_str(), r.as_str()),
+            ("In fiscal year 2023, and Fiscal year 2024", "Revenue in fiscal year 2023, fiscal year 2024 and fiscal policy")
+        );
         assert_eq!(against("in FY 2023, Q3 2023 sales", ""), "in fiscal year 2023, third quarter 2023 sales");
         assert_eq!(against("3Q23 sales in the 3rd quarter", ""), "third quarter 2023 sales in the third quarter");
         assert_eq!(against("H1 margin", ""), "first half margin");
