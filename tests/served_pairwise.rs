@@ -16,6 +16,7 @@ use assay::judge::prompt::{marked, marked_for_server};
 use assay::judge::spec::builtin;
 use assay::llm::chat_template::ChatMessage;
 use assay::llm::prompt_text::{for_server, without_marks};
+use assay::metrics::numbers::written_as_the_reference;
 use assay::record::Answer;
 use serde_json::{json, Value};
 
@@ -132,12 +133,20 @@ fn served_pairwise_reads_the_in_process_prompt_and_agrees_with_it() {
     let spec = builtin("better").unwrap();
     let local = PairwiseJudge::new(spec.clone(), model.clone()).unwrap();
     for (question, a, b) in pairs(4) {
+        // The pair's values as both judges read them: each answer's figures as the reference
+        // writes them (q001's `3.5 minutes` reads `3 minutes 30 seconds`).
+        let mut values = pair_variables(&question, &a, &b);
+        for key in ["answer_1", "answer_2"] {
+            let (answer, reference) = written_as_the_reference(&values[key], &values["reference"]);
+            values.insert(key, answer);
+            values.insert("reference", reference);
+        }
         // The text the served judge sends, with the server's own chat template applied, is the
         // text the in-process judge reads, and the server tokenizes it to the same ids.
-        let rendered = spec.render(&marked_for_server(&pair_variables(&question, &a, &b))).unwrap();
+        let rendered = spec.render(&marked_for_server(&values)).unwrap();
         let applied = server.post("/apply-template", json!({"messages": [{"role": "user", "content": for_server(&rendered)}]}));
         let served_text = applied["prompt"].as_str().expect("the server's prompt");
-        let in_process = spec.render(&marked(&model, &pair_variables(&question, &a, &b))).unwrap();
+        let in_process = spec.render(&marked(&model, &values)).unwrap();
         let local_text = without_marks(&model.chat_prompt(&[ChatMessage::user(in_process)]).unwrap());
         assert_eq!(served_text, local_text, "{}", question.id);
         let tokenized = server.post("/tokenize", json!({"content": served_text, "add_special": true, "parse_special": true}));
