@@ -1,7 +1,8 @@
 //! Numbers written alike for word overlap: a number of the answer that states the same value
 //! as a number of the reference, written another way, is rewritten as the reference writes it,
 //! so the lexical members of a jury (ROUGE-L, token F1, `statement_overlap`) see the same fact
-//! as the same words. `4,200 million dollars`, `USD 4.2bn` and `$4,200,000,000` against a
+//! as the same words, and the judge model reads it as the same figure (the judges' prompts
+//! are built from these texts). `4,200 million dollars`, `USD 4.2bn` and `$4,200,000,000` against a
 //! reference's `$4.2 billion`; `3.5 percent` and `3.5 per cent` against `3.5%`; `50 bps`
 //! against `0.5 percentage points`; `-1,234` against `(1,234)`; `four days` and `4-day`
 //! against `4 days`. Abbreviated periods are spelled out on both sides first (`FY2023` reads
