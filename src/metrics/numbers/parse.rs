@@ -15,8 +15,8 @@ use super::dates::find_dates;
 pub use super::mention::{Direction, Hedge, Kind, Mention};
 use super::scan::{at, before, is_alpha, is_digit, is_space, token_end, word_before, word_end, words_before};
 use super::units::{
-    attached_scale, attached_unit, currency_sign, currency_word, dollar_prefix, month, scale_word,
-    spelled_number, unit_word,
+    attached_scale, attached_unit, currency_code, currency_sign, currency_word, dollar_prefix, month, scale_word,
+    spelled_number, unit_word, OTHER_DOLLAR,
 };
 
 /// Every quantity `text` states, in order.
@@ -381,6 +381,11 @@ fn read_number(chars: &[char], start: usize) -> (Option<Mention>, usize) {
                     if let Some(dollar) = dollar_prefix(&code) {
                         currency = Some(dollar);
                         q = letters;
+                    } else if code.len() <= 3 && code.chars().all(|l| l.is_ascii_uppercase()) {
+                        // Capitals glued to `$` name some other dollar or real (`RD$`, `J$`):
+                        // not USD, so never compared with `$` as the same money.
+                        currency = Some(OTHER_DOLLAR);
+                        q = letters;
                     }
                 }
             }
@@ -407,9 +412,10 @@ fn read_number(chars: &[char], start: usize) -> (Option<Mention>, usize) {
     if currency.is_none() {
         if let Some(code) = word_before(chars, q).and_then(|w| {
             let upper = w.to_uppercase();
-            matches!(upper.as_str(), "USD" | "EUR" | "GBP" | "CHF" | "JPY" | "CAD" | "AUD").then(|| currency_word(&upper))
+            // `Rs. 4,200` as well as `RMB 12.3` (the word comes lowercased, its `.` dropped).
+            currency_code(&upper).or_else(|| (upper == "RS").then_some("INR"))
         }) {
-            currency = code;
+            currency = Some(code);
         }
     }
     // `page 12`, `Note 7`, `Item 1`: a label.
@@ -622,6 +628,22 @@ mod tests {
         assert_eq!(one("12k employees").value, 12e3);
         assert!((one("$4.2 billion").tolerance - 0.05e9).abs() < 1.0);
         assert!((one("4,200 million").tolerance - 50e6).abs() < 1.0, "trailing zeros are rounding");
+    }
+
+    #[test]
+    fn other_reporting_conventions_give_their_currency_and_scale() {
+        for text in ["₹4,200 crore", "Rs. 4,200 crore", "Rs 4,200 crores", "INR 4,200 crore", "₹420,000 lakh"] {
+            let m = one(text);
+            assert!((m.value - 4.2e10).abs() < 1.0, "{text}: {}", m.value);
+            assert_eq!(m.kind, Kind::Amount { currency: Some("INR") }, "{text}");
+        }
+        assert_eq!(one("RMB 12.3 billion").kind, Kind::Amount { currency: Some("CNY") });
+        assert_eq!(one("12.3 billion renminbi").kind, Kind::Amount { currency: Some("CNY") });
+        assert_eq!(one("SEK 850 million").kind, Kind::Amount { currency: Some("SEK") });
+        assert_eq!(one("R$4.2 billion").kind, Kind::Amount { currency: Some("BRL") });
+        // Capitals the table does not know still name some other dollar, never the US one.
+        assert_eq!(one("RD$4.2 billion").kind, Kind::Amount { currency: Some(OTHER_DOLLAR) });
+        assert_eq!(one("costs$5").kind, Kind::Amount { currency: Some("USD") }, "a word run into `$` is no currency name");
     }
 
     #[test]

@@ -159,3 +159,17 @@ fn hostile_text_never_panics() {
         let _ = number_consistency(text, text, Some(text));
     }
 }
+
+#[test]
+fn rupees_in_crore_and_other_dollars_are_compared_as_the_money_they_are() {
+    let reference = "Revenue from operations was ₹42 billion in fiscal 2024.";
+    assert_eq!(number_conflict("Revenue from operations was ₹4,200 crore in fiscal 2024.", reference), None);
+    assert_eq!(number_conflict("Revenue from operations was Rs. 4,200 crore in fiscal 2024.", reference), None);
+    let wrong = number_conflict("Revenue from operations was ₹4,800 crore in fiscal 2024.", reference).unwrap_or_default();
+    assert!(wrong.contains("₹4,800 crore") && wrong.contains("₹42 billion"), "{wrong}");
+    // Brazilian reais and other dollars are not US dollars: a different figure is not a conflict.
+    let dollars = "Net revenue was $4.2 billion in 2023.";
+    assert_eq!(number_conflict("Net revenue was R$5.1 billion in 2023.", dollars), None);
+    assert_eq!(number_conflict("Net revenue was RD$5.1 billion in 2023.", dollars), None);
+    assert!(number_conflict("Net revenue was $5.1 billion in 2023.", dollars).is_some());
+}

@@ -177,10 +177,13 @@ pub fn attached_unit(suffix: &str) -> Option<Unit> {
     unit_word(word)
 }
 
-/// Scale words written apart from the number (`4.2 billion`, `3 mn`), case-insensitive.
+/// Scale words written apart from the number (`4.2 billion`, `3 mn`), case-insensitive; the
+/// Indian system's too (`4,200 crore` is 42 billion; annual reports in rupees are written so).
 pub fn scale_word(word: &str) -> Option<f64> {
     Some(match word.to_lowercase().as_str() {
         "thousand" | "thousands" => 1e3,
+        "lakh" | "lakhs" | "lac" | "lacs" => 1e5,
+        "crore" | "crores" => 1e7,
         "million" | "millions" | "mn" | "mln" | "mio" => 1e6,
         "billion" | "billions" | "bn" | "bln" => 1e9,
         "trillion" | "trillions" | "tn" | "trn" => 1e12,
@@ -217,7 +220,11 @@ pub fn currency_sign(c: char) -> Option<&'static str> {
     })
 }
 
-/// Letters written just before `$` that name another dollar (`A$5`, `C$`, `US$`).
+/// The currency of `$` after capitals that name no dollar this table knows (`RD$`, `J$`): some
+/// other dollar or real, never the same money as `$`.
+pub const OTHER_DOLLAR: &str = "other $";
+
+/// Letters written just before `$` that name another dollar (`A$5`, `C$`, `US$`) or real (`R$`).
 pub fn dollar_prefix(letters: &str) -> Option<&'static str> {
     Some(match letters {
         "US" => "USD",
@@ -226,22 +233,54 @@ pub fn dollar_prefix(letters: &str) -> Option<&'static str> {
         "NZ" => "NZD",
         "HK" => "HKD",
         "S" => "SGD",
+        "R" | "BR" => "BRL",
+        "NT" => "TWD",
+        "MX" => "MXN",
         _ => return None,
     })
 }
 
 /// Currency codes and names written apart from the number (`USD 5`, `5 euros`).
 pub fn currency_word(word: &str) -> Option<&'static str> {
+    if let Some(code) = currency_code(word) {
+        return Some(code);
+    }
     Some(match word {
-        "USD" | "dollars" | "dollar" | "Dollars" => "USD",
-        "EUR" | "euros" | "euro" | "Euros" => "EUR",
+        "dollars" | "dollar" | "Dollars" => "USD",
+        "euros" | "euro" | "Euros" => "EUR",
+        "sterling" => "GBP",
+        "francs" => "CHF",
+        "yen" => "JPY",
+        "rupees" | "rupee" => "INR",
+        "yuan" | "renminbi" => "CNY",
+        _ => return None,
+    })
+}
+
+/// A currency code as written before or after a number (`USD 5`, `RMB 12.3 billion`, `Rs. 4,200
+/// crore`, `5 SEK`): ISO codes in capitals, and the rupee's `Rs`.
+pub fn currency_code(word: &str) -> Option<&'static str> {
+    Some(match word {
+        "USD" => "USD",
+        "EUR" => "EUR",
         "GBP" => "GBP",
-        "CHF" | "francs" => "CHF",
-        "JPY" | "yen" => "JPY",
+        "CHF" => "CHF",
+        "JPY" => "JPY",
         "CAD" => "CAD",
         "AUD" => "AUD",
-        "INR" | "rupees" => "INR",
-        "CNY" | "RMB" | "yuan" => "CNY",
+        "NZD" => "NZD",
+        "HKD" => "HKD",
+        "SGD" => "SGD",
+        "INR" | "Rs" => "INR",
+        "CNY" | "RMB" => "CNY",
+        "KRW" => "KRW",
+        "BRL" => "BRL",
+        "MXN" => "MXN",
+        "TWD" => "TWD",
+        "ZAR" => "ZAR",
+        "SEK" => "SEK",
+        "NOK" => "NOK",
+        "DKK" => "DKK",
         _ => return None,
     })
 }

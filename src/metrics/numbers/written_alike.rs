@@ -24,6 +24,7 @@
 //! nothing here scores.
 
 use super::parse::{find_mentions, Kind, Mention};
+use super::units::currency_code;
 use super::comparable;
 
 /// `answer` and `reference` with abbreviated periods spelled out, and each number of the answer
@@ -112,20 +113,24 @@ fn rewrite(text: &str, mentions: &[Mention], token_of: impl Fn(&Mention) -> Stri
     out
 }
 
-/// Where the mention starts once a currency code written before it (`USD 4.2bn`, which the
-/// parser reads as the currency but leaves outside the mention's text) is counted in.
+/// Where the mention starts once a currency code written before it (`USD 4.2bn`, `RMB 12.3
+/// billion`, `Rs. 4,200 crore`, which the parser reads as the currency but leaves outside the
+/// mention's text) is counted in: replaced with the number, it cannot stay beside the
+/// reference's own writing of the currency (`RMB 12.3 billion yuan`).
 fn with_currency_code(chars: &[char], m: &Mention) -> usize {
     let Kind::Amount { currency: Some(code) } = m.kind else { return m.start };
     let mut end = m.start;
     while end > 0 && chars[end - 1] == ' ' {
         end -= 1;
     }
-    let mut start = end;
+    let word_end = if end > 0 && chars[end - 1] == '.' { end - 1 } else { end };
+    let mut start = word_end;
     while start > 0 && chars[start - 1].is_alphabetic() {
         start -= 1;
     }
-    let word: String = chars[start..end].iter().collect();
-    if start < end && word.eq_ignore_ascii_case(code) {
+    let word: String = chars[start..word_end].iter().collect();
+    let names_the_currency = word.eq_ignore_ascii_case(code) || currency_code(&word) == Some(code);
+    if start < word_end && names_the_currency && (word_end == end || word == "Rs") {
         start
     } else {
         m.start
@@ -276,6 +281,20 @@ mod tests {
         assert_eq!(against("it keeps ice for four days", "Up to 4 days."), "it keeps ice for 4 days");
         // The reference itself is only spelled out, never rewritten.
         assert_eq!(written_as_the_reference("x", reference).1, reference);
+    }
+
+    #[test]
+    fn currencies_and_scales_of_other_conventions_are_written_as_the_reference_writes_them() {
+        let rupees = "Revenue was ₹42 billion.";
+        for written in ["₹4,200 crore", "Rs. 4,200 crore", "INR 4,200 crore", "4,200 crore rupees"] {
+            assert_eq!(against(&format!("Revenue was {written}."), rupees), rupees, "{written}");
+        }
+        // The code before the number goes with it: the reference's `yuan` is not written twice.
+        assert_eq!(against("Revenue was RMB 12.3 billion.", "Revenue was 12.3 billion yuan."), "Revenue was 12.3 billion yuan.");
+        // Other money at the same figure is another amount.
+        for answer in ["Revenue was R$4.2 billion.", "Revenue was RD$4.2 billion.", "Revenue was HK$4.2 billion.", "Revenue was SEK 4.2 billion."] {
+            assert_eq!(against(answer, "Revenue was $4.2 billion."), answer);
+        }
     }
 
     #[test]
