@@ -15,7 +15,7 @@ use super::dates::find_dates;
 pub use super::mention::{Direction, Hedge, Kind, Mention};
 use super::scan::{at, before, is_alpha, is_digit, is_space, token_end, word_before, word_end, words_before};
 use super::units::{
-    attached_scale, attached_unit, currency_code, currency_sign, currency_word, dollar_prefix, month, scale_word,
+    attached_scale, attached_unit, code_before_figure, currency_sign, currency_word, dollar_prefix, month, scale_word,
     spelled_number, unit_word, OTHER_DOLLAR,
 };
 
@@ -410,11 +410,7 @@ fn read_number(chars: &[char], start: usize) -> (Option<Mention>, usize) {
     }
     // A range's second end after a hyphen (`5-10`) carries no sign of its own.
     if currency.is_none() {
-        if let Some(code) = word_before(chars, q).and_then(|w| {
-            let upper = w.to_uppercase();
-            // `Rs. 4,200` as well as `RMB 12.3` (the word comes lowercased, its `.` dropped).
-            currency_code(&upper).or_else(|| (upper == "RS").then_some("INR"))
-        }) {
+        if let Some(code) = word_before(chars, q).and_then(|w| code_before_figure(&w)) {
             currency = Some(code);
         }
     }

@@ -257,9 +257,19 @@ pub fn currency_word(word: &str) -> Option<&'static str> {
     })
 }
 
-/// A currency code as written before or after a number (`USD 5`, `RMB 12.3 billion`, `Rs. 4,200
-/// crore`, `5 SEK`): ISO codes in capitals, and the rupee's `Rs`.
-pub fn currency_code(word: &str) -> Option<&'static str> {
+/// The currency a code written before a figure names, in any case (`USD 5`, `rmb 12.3`, `Rs.
+/// 4,200`; the word without its `.`).
+pub fn code_before_figure(word: &str) -> Option<&'static str> {
+    let upper = word.to_uppercase();
+    if upper == "RS" {
+        return Some("INR");
+    }
+    currency_code(&upper)
+}
+
+/// A currency code as written after a number (`5 SEK`, `12.3 billion RMB`): ISO codes in
+/// capitals, and the rupee's `Rs`.
+fn currency_code(word: &str) -> Option<&'static str> {
     Some(match word {
         "USD" => "USD",
         "EUR" => "EUR",

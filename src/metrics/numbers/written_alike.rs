@@ -24,7 +24,7 @@
 //! nothing here scores.
 
 use super::parse::{find_mentions, Kind, Mention};
-use super::units::currency_code;
+use super::units::code_before_figure;
 use super::comparable;
 
 /// `answer` and `reference` with abbreviated periods spelled out, and each number of the answer
@@ -129,8 +129,9 @@ fn with_currency_code(chars: &[char], m: &Mention) -> usize {
         start -= 1;
     }
     let word: String = chars[start..word_end].iter().collect();
-    let names_the_currency = word.eq_ignore_ascii_case(code) || currency_code(&word) == Some(code);
-    if start < word_end && names_the_currency && (word_end == end || word == "Rs") {
+    // The parser's own reading of a code before a figure; only `Rs` is written with a period.
+    let names_the_currency = code_before_figure(&word) == Some(code);
+    if start < word_end && names_the_currency && (word_end == end || word.eq_ignore_ascii_case("rs")) {
         start
     } else {
         m.start
@@ -290,7 +291,9 @@ mod tests {
             assert_eq!(against(&format!("Revenue was {written}."), rupees), rupees, "{written}");
         }
         // The code before the number goes with it: the reference's `yuan` is not written twice.
-        assert_eq!(against("Revenue was RMB 12.3 billion.", "Revenue was 12.3 billion yuan."), "Revenue was 12.3 billion yuan.");
+        for written in ["RMB 12.3 billion", "rmb 12.3 billion", "CNY 12.3bn"] {
+            assert_eq!(against(&format!("Revenue was {written}."), "Revenue was 12.3 billion yuan."), "Revenue was 12.3 billion yuan.", "{written}");
+        }
         // Other money at the same figure is another amount.
         for answer in ["Revenue was R$4.2 billion.", "Revenue was RD$4.2 billion.", "Revenue was HK$4.2 billion.", "Revenue was SEK 4.2 billion."] {
             assert_eq!(against(answer, "Revenue was $4.2 billion."), answer);
