@@ -11,7 +11,7 @@ const ABBREVIATIONS: &[&str] = &[
     "e.g", "i.e", "etc", "approx", "no", "nos", "fig", "figs", "vs", "mr", "mrs", "ms", "dr",
     "st", "ca", "cf", "min", "max", "incl", "excl", "ref", "vol", "p", "pp", "sec", "ch", "art",
     "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "est",
-    "dept", "inc", "ltd", "co", "corp", "resp",
+    "dept", "inc", "ltd", "co", "corp", "resp", "rs",
 ];
 
 /// Split `text` into sentences, each trimmed, none empty. Joined back with single spaces they
@@ -95,6 +95,7 @@ mod tests {
                 "J. Smith wrote it."
             ]
         );
+        assert_eq!(split_sentences("Revenue was Rs. 4,800 crore. It rose."), ["Revenue was Rs. 4,800 crore.", "It rose."]);
     }
 
     #[test]

@@ -143,8 +143,9 @@ fn is_table_rule(line: &str) -> bool {
 /// digit or quote, except after abbreviations and initials ("U.S. Department", "e.g. the"); a
 /// full-width `。`, `！` or `？` ends one with nothing after it.
 pub fn sentences(line: &str) -> Vec<String> {
-    const ABBREVIATIONS: [&str; 16] =
-        ["e.g.", "i.e.", "etc.", "vs.", "mr.", "ms.", "dr.", "no.", "fig.", "approx.", "inc.", "co.", "corp.", "ltd.", "st.", "sec."];
+    const ABBREVIATIONS: [&str; 18] = [
+        "e.g.", "i.e.", "etc.", "vs.", "mr.", "ms.", "dr.", "no.", "fig.", "approx.", "est.", "inc.", "co.", "corp.", "ltd.", "st.", "sec.", "rs.",
+    ];
     let chars: Vec<(usize, char)> = line.char_indices().collect();
     let mut out = Vec::new();
     let mut start = 0;
@@ -215,6 +216,11 @@ mod tests {
         assert_eq!(
             split_statements("It costs 3.5 million, e.g. for ACME Inc. in 2020. That is all there is."),
             vec!["It costs 3.5 million, e.g. for ACME Inc. in 2020.", "That is all there is."]
+        );
+        // A figure after `Rs.` or `est.` stays in its statement, where its key words are.
+        assert_eq!(
+            split_statements("Revenue was Rs. 4,800 crore in 2024, est. 5,000 crore in 2025. Operating margins held steady."),
+            vec!["Revenue was Rs. 4,800 crore in 2024, est. 5,000 crore in 2025.", "Operating margins held steady."]
         );
     }
 

@@ -4,7 +4,7 @@
 
 use super::mention::{Kind, Mention};
 use super::scan::{at, before, is_alpha, is_digit, is_space, word_before, word_end};
-use super::units::{month, scale_word, spelled_number, unit_word};
+use super::units::{currency_sign, month, scale_word, spelled_number, unit_word};
 
 /// Words too common to say which quantity a number is.
 const STOPWORDS: &[&str] = &[
@@ -47,18 +47,42 @@ fn keyword(word: &str) -> Option<String> {
 }
 
 /// Sentence number of each char: sentences end at `.`, `!`, `?`, `;` before a space, and at
-/// line breaks (list items and table rows are their own sentences).
+/// line breaks (list items and table rows are their own sentences). The period of an
+/// abbreviation written before a figure (`Rs. 4,800 crore`, `approx. $4 billion`, `vs. 12%`)
+/// ends nothing: the figure would lose every key word of its sentence, and with them any
+/// chance of being found wrong.
 fn sentences(chars: &[char]) -> Vec<usize> {
     let mut ids = Vec::with_capacity(chars.len());
     let mut id = 0;
     for (k, &c) in chars.iter().enumerate() {
         ids.push(id);
         let next_space = at(chars, k + 1).is_none_or(char::is_whitespace);
-        if c == '\n' || (matches!(c, '.' | '!' | '?' | ';') && next_space) {
+        if c == '\n' || (matches!(c, '.' | '!' | '?' | ';') && next_space && !(c == '.' && abbreviation_before_figure(chars, k))) {
             id += 1;
         }
     }
     ids
+}
+
+/// Words shortened with a period that stand right before a figure.
+const ABBREVIATIONS_BEFORE_FIGURES: &[&str] = &["rs", "approx", "est", "vs"];
+
+/// The period at `k` closes one of [`ABBREVIATIONS_BEFORE_FIGURES`] and a figure follows (a
+/// digit, a currency sign or a sign, after spaces).
+fn abbreviation_before_figure(chars: &[char], k: usize) -> bool {
+    let mut start = k;
+    while start > 0 && chars[start - 1].is_alphabetic() {
+        start -= 1;
+    }
+    let word: String = chars[start..k].iter().collect::<String>().to_lowercase();
+    if !ABBREVIATIONS_BEFORE_FIGURES.contains(&word.as_str()) {
+        return false;
+    }
+    let mut next = k + 1;
+    while at(chars, next).is_some_and(|c| c == ' ' || c == '\u{a0}') {
+        next += 1;
+    }
+    at(chars, next).is_some_and(|c| c.is_ascii_digit() || currency_sign(c).is_some() || matches!(c, '-' | '−' | '+'))
 }
 
 /// Fills in each mention's key words (up to 6 content words before it and 3 after, in its

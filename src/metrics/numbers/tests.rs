@@ -167,9 +167,21 @@ fn rupees_in_crore_and_other_dollars_are_compared_as_the_money_they_are() {
     assert_eq!(number_conflict("Revenue from operations was Rs. 4,200 crore in fiscal 2024.", reference), None);
     let wrong = number_conflict("Revenue from operations was ₹4,800 crore in fiscal 2024.", reference).unwrap_or_default();
     assert!(wrong.contains("₹4,800 crore") && wrong.contains("₹42 billion"), "{wrong}");
+    // `Rs.` does not end the sentence, so the figure keeps the key words it is checked by.
+    let wrong = number_conflict("Revenue from operations was Rs. 4,800 crore in fiscal 2024.", reference).unwrap_or_default();
+    assert!(wrong.contains("4,800 crore") && wrong.contains("₹42 billion"), "{wrong}");
     // Brazilian reais and other dollars are not US dollars: a different figure is not a conflict.
     let dollars = "Net revenue was $4.2 billion in 2023.";
     assert_eq!(number_conflict("Net revenue was R$5.1 billion in 2023.", dollars), None);
     assert_eq!(number_conflict("Net revenue was RD$5.1 billion in 2023.", dollars), None);
     assert!(number_conflict("Net revenue was $5.1 billion in 2023.", dollars).is_some());
+}
+
+#[test]
+fn an_abbreviation_before_a_figure_does_not_cut_it_from_its_sentence() {
+    let found = number_conflict("Operating margin was approx. 12.1% in fiscal 2023.", REFERENCE).unwrap_or_default();
+    assert!(found.contains("15.3%"), "{found}");
+    assert!(number_conflict("Operating margin was 15.3% vs. 16.5% in 2022.", REFERENCE).is_none(), "16.5% is 2022's");
+    // A period that ends a sentence still ends it: the next sentence's figure has its own words.
+    assert_eq!(number_conflict("The company grew. 9,000 people were hired in 2023.", REFERENCE), None);
 }
