@@ -3,7 +3,7 @@
 //! names, the noun a plain count counts, and whether it is a cell of a table row.
 
 use super::mention::{Kind, Mention};
-use super::scan::{at, before, is_alpha, is_digit, is_space, word_before, word_end};
+use super::scan::{at, before, closes_abbreviation, is_alpha, is_digit, is_space, word_before, word_end};
 use super::units::{currency_sign, month, scale_word, spelled_number, unit_word};
 
 /// Words too common to say which quantity a number is.
@@ -64,18 +64,10 @@ fn sentences(chars: &[char]) -> Vec<usize> {
     ids
 }
 
-/// Words shortened with a period that stand right before a figure.
-const ABBREVIATIONS_BEFORE_FIGURES: &[&str] = &["rs", "approx", "est", "vs"];
-
-/// The period at `k` closes one of [`ABBREVIATIONS_BEFORE_FIGURES`] and a figure follows (a
+/// The period at `k` closes an abbreviation that stands before figures and a figure follows (a
 /// digit, a currency sign or a sign, after spaces).
 fn abbreviation_before_figure(chars: &[char], k: usize) -> bool {
-    let mut start = k;
-    while start > 0 && chars[start - 1].is_alphabetic() {
-        start -= 1;
-    }
-    let word: String = chars[start..k].iter().collect::<String>().to_lowercase();
-    if !ABBREVIATIONS_BEFORE_FIGURES.contains(&word.as_str()) {
+    if !closes_abbreviation(chars, k) {
         return false;
     }
     let mut next = k + 1;

@@ -267,7 +267,7 @@ fn hedge_and_direction(chars: &[char], start: usize) -> (Hedge, Option<Direction
             (hedge, skip) = (Hedge::AtMost, 2)
         }
         ("close", "to") => (hedge, skip) = (Hedge::About, 2),
-        (_, "about" | "approximately" | "approx" | "around" | "nearly" | "almost" | "roughly" | "circa" | "some" | "estimated") => {
+        (_, "about" | "approximately" | "approx" | "around" | "nearly" | "almost" | "roughly" | "circa" | "some" | "estimated" | "est") => {
             (hedge, skip) = (Hedge::About, 1)
         }
         (_, "over" | "above" | "exceeding" | "beyond" | "topping") => (hedge, skip) = (Hedge::AtLeast, 1),
@@ -640,6 +640,14 @@ mod tests {
         // Capitals the table does not know still name some other dollar, never the US one.
         assert_eq!(one("RD$4.2 billion").kind, Kind::Amount { currency: Some(OTHER_DOLLAR) });
         assert_eq!(one("costs$5").kind, Kind::Amount { currency: Some("USD") }, "a word run into `$` is no currency name");
+    }
+
+    #[test]
+    fn a_hedge_abbreviated_with_a_period_is_still_a_hedge() {
+        for text in ["approx. $4.2 billion", "est. 5,000 crore", "approx 12%"] {
+            assert_eq!(one(text).hedge, Hedge::About, "{text}");
+        }
+        assert_eq!(one("It ended. 12%").hedge, Hedge::Exact, "a sentence's period is no abbreviation");
     }
 
     #[test]

@@ -68,14 +68,30 @@ pub(super) fn word_before(chars: &[char], k: usize) -> Option<String> {
     (start < end).then(|| chars[start..end].iter().collect::<String>().to_lowercase())
 }
 
-/// Up to `count` words before `k` in the same clause (stops at digits and sentence ends),
-/// nearest first, lowercased.
+/// Words shortened with a period that stand right before figures (`Rs. 4,800`, `approx. $4
+/// billion`, `est. 5%`, `vs. 12%`): their period ends no sentence.
+const ABBREVIATIONS_BEFORE_FIGURES: &[&str] = &["rs", "approx", "est", "vs"];
+
+/// The period at `k` closes one of [`ABBREVIATIONS_BEFORE_FIGURES`].
+pub(super) fn closes_abbreviation(chars: &[char], k: usize) -> bool {
+    let mut start = k.min(chars.len());
+    while start > 0 && chars[start - 1].is_alphabetic() {
+        start -= 1;
+    }
+    let word = chars[start..k.min(chars.len())].iter().collect::<String>().to_lowercase();
+    at(chars, k) == Some('.') && ABBREVIATIONS_BEFORE_FIGURES.contains(&word.as_str())
+}
+
+/// Up to `count` words before `k` in the same clause (stops at digits and sentence ends, not at
+/// the period of `approx.`), nearest first, lowercased.
 pub(super) fn words_before(chars: &[char], k: usize, count: usize) -> Vec<String> {
     let mut words = Vec::new();
     let mut end = k;
     while words.len() < count && end > 0 {
         let c = chars[end - 1];
-        if c.is_alphabetic() {
+        if c == '.' && closes_abbreviation(chars, end - 1) {
+            end -= 1;
+        } else if c.is_alphabetic() {
             let mut start = end;
             while start > 0 && (is_alpha(at(chars, start - 1)) || at(chars, start - 1) == Some('-')) {
                 start -= 1;
