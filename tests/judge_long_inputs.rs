@@ -224,7 +224,7 @@ fn a_refusal_question_is_scored_by_the_members_that_can_and_flagged() {
         let correct = item["verdicts"]["correct"]["score"].as_f64().unwrap();
         assert_eq!(item["verdicts"]["facts"]["score"].as_f64(), Some(correct), "{id}");
         assert_eq!(left_out(item, "facts"), [format!("{FLAG_MEMBERS_LEFT_OUT}: supported, rouge_l")], "{id}");
-        assert_eq!(left_out(item, "facts-overlap"), [format!("{FLAG_MEMBERS_LEFT_OUT}: supported, rouge_l, statement_overlap")], "{id}");
+        assert_eq!(left_out(item, "facts-overlap"), [format!("{FLAG_MEMBERS_LEFT_OUT}: covered, rouge_l, statement_overlap")], "{id}");
         assert!(item["verdicts"]["supported"]["error"].as_str().unwrap().contains("refusal"), "{id}: the member says why");
         assert!(item["verdicts"]["facts"]["explanation"].as_str().unwrap().contains("supported left out"), "{id}");
     }
