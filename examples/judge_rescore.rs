@@ -129,22 +129,8 @@ fn main() -> anyhow::Result<()> {
         let Some(f) = by_name(name) else { continue };
         print!("{name} at {threshold}:");
         for (d, items) in &data {
-            let (mut wrong, mut wrong_passed, mut right, mut right_failed) = (0, 0, 0, 0);
-            for i in items {
-                let pass = f(i) >= threshold;
-                match i.label {
-                    Some(true) => {
-                        right += 1;
-                        right_failed += usize::from(!pass);
-                    }
-                    Some(false) => {
-                        wrong += 1;
-                        wrong_passed += usize::from(pass);
-                    }
-                    None => {}
-                }
-            }
-            print!("  {d}: wrong passed {wrong_passed}/{wrong}, right failed {right_failed}/{right}, kappa {:.3}", kappa(wrong, wrong_passed, right, right_failed));
+            let c = PassFail::count(items.iter(), f, threshold);
+            print!("  {d}: wrong passed {}/{}, right failed {}/{}, kappa {:.3}", c.wrong_passed, c.wrong, c.right_failed, c.right, c.kappa());
         }
         println!();
     }
@@ -152,37 +138,58 @@ fn main() -> anyhow::Result<()> {
     // last two, held out: how a new jury would be calibrated before it ships.
     let (fit_on, held_out) = data.split_at(2);
     for (name, f) in &juries {
-        let pooled = |sets: &[(&str, Vec<Item>)], t: f64| {
-            let (mut wrong, mut wrong_passed, mut right, mut right_failed) = (0, 0, 0, 0);
-            for i in sets.iter().flat_map(|(_, items)| items) {
-                let pass = f(i) >= t;
-                match i.label {
-                    Some(true) => (right, right_failed) = (right + 1, right_failed + usize::from(!pass)),
-                    Some(false) => (wrong, wrong_passed) = (wrong + 1, wrong_passed + usize::from(pass)),
-                    None => {}
-                }
-            }
-            (kappa(wrong, wrong_passed, right, right_failed), wrong_passed, wrong, right_failed, right)
-        };
+        let pooled = |sets: &[(&str, Vec<Item>)], t: f64| PassFail::count(sets.iter().flat_map(|(_, items)| items), *f, t);
         let thresholds = (60..=140).map(|k| f64::from(k) * 0.005);
-        let best = thresholds.map(|t| (pooled(fit_on, t).0, t)).fold((f64::MIN, 0.0), |a, b| if b.0 > a.0 { b } else { a });
-        let (k, wp, w, rf, r) = pooled(held_out, best.1);
-        println!("{name:<56} fitted {:.3} (kappa {:.3} there); held out: kappa {k:.3}, wrong passed {wp}/{w}, right failed {rf}/{r}", best.1, best.0);
+        let best = thresholds.map(|t| (pooled(fit_on, t).kappa(), t)).fold((f64::MIN, 0.0), |a, b| if b.0 > a.0 { b } else { a });
+        let c = pooled(held_out, best.1);
+        println!(
+            "{name:<56} fitted {:.3} (kappa {:.3} there); held out: kappa {:.3}, wrong passed {}/{}, right failed {}/{}",
+            best.1,
+            best.0,
+            c.kappa(),
+            c.wrong_passed,
+            c.wrong,
+            c.right_failed,
+            c.right
+        );
     }
     Ok(())
 }
 
-/// Cohen's kappa of the judge's pass/fail against people's labels.
-fn kappa(wrong: usize, wrong_passed: usize, right: usize, right_failed: usize) -> f64 {
-    let n = (wrong + right) as f64;
-    let agreed = (wrong - wrong_passed + right - right_failed) as f64 / n;
-    let judge_yes = (wrong_passed + right - right_failed) as f64 / n;
-    let people_yes = right as f64 / n;
-    let chance = judge_yes * people_yes + (1.0 - judge_yes) * (1.0 - people_yes);
-    if chance >= 1.0 {
-        0.0
-    } else {
-        (agreed - chance) / (1.0 - chance)
+/// A jury's pass/fail at a threshold against people's labels.
+struct PassFail {
+    wrong: usize,
+    wrong_passed: usize,
+    right: usize,
+    right_failed: usize,
+}
+
+impl PassFail {
+    fn count<'a>(items: impl Iterator<Item = &'a Item>, score: fn(&Item) -> f64, threshold: f64) -> Self {
+        let mut c = PassFail { wrong: 0, wrong_passed: 0, right: 0, right_failed: 0 };
+        for i in items {
+            let pass = score(i) >= threshold;
+            match i.label {
+                Some(true) => (c.right, c.right_failed) = (c.right + 1, c.right_failed + usize::from(!pass)),
+                Some(false) => (c.wrong, c.wrong_passed) = (c.wrong + 1, c.wrong_passed + usize::from(pass)),
+                None => {}
+            }
+        }
+        c
+    }
+
+    /// Cohen's kappa of the judge's pass/fail against the labels.
+    fn kappa(&self) -> f64 {
+        let n = (self.wrong + self.right) as f64;
+        let agreed = (self.wrong - self.wrong_passed + self.right - self.right_failed) as f64 / n;
+        let judge_yes = (self.wrong_passed + self.right - self.right_failed) as f64 / n;
+        let people_yes = self.right as f64 / n;
+        let chance = judge_yes * people_yes + (1.0 - judge_yes) * (1.0 - people_yes);
+        if chance >= 1.0 {
+            0.0
+        } else {
+            (agreed - chance) / (1.0 - chance)
+        }
     }
 }
 
