@@ -74,12 +74,8 @@ const ABBREVIATIONS_BEFORE_FIGURES: &[&str] = &["rs", "approx", "est", "vs"];
 
 /// The period at `k` closes one of [`ABBREVIATIONS_BEFORE_FIGURES`].
 pub(super) fn closes_abbreviation(chars: &[char], k: usize) -> bool {
-    let mut start = k.min(chars.len());
-    while start > 0 && chars[start - 1].is_alphabetic() {
-        start -= 1;
-    }
-    let word = chars[start..k.min(chars.len())].iter().collect::<String>().to_lowercase();
-    at(chars, k) == Some('.') && ABBREVIATIONS_BEFORE_FIGURES.contains(&word.as_str())
+    // `word_before` past the period reads the word it closes.
+    at(chars, k) == Some('.') && word_before(chars, k + 1).is_some_and(|word| ABBREVIATIONS_BEFORE_FIGURES.contains(&word.as_str()))
 }
 
 /// Up to `count` words before `k` in the same clause (stops at digits and sentence ends, not at
