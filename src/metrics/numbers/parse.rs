@@ -15,8 +15,8 @@ use super::dates::find_dates;
 pub use super::mention::{Direction, Hedge, Kind, Mention};
 use super::scan::{at, before, is_alpha, is_digit, is_space, token_end, word_before, word_end, words_before};
 use super::units::{
-    attached_scale, attached_unit, code_before_figure, currency_sign, currency_word, dollar_prefix, month, scale_word,
-    spelled_number, unit_word, OTHER_DOLLAR,
+    attached_scale, attached_unit, code_before_figure, currency_sign, currency_word, dollar_prefix, minor_currency, month,
+    scale_word, spelled_number, unit_word, OTHER_DOLLAR,
 };
 
 /// Every quantity `text` states, in order.
@@ -114,6 +114,9 @@ fn read_suffix(chars: &[char], mut k: usize, currency: Option<&'static str>) -> 
             suffix.end = k + 1;
             return Some(suffix);
         }
+        Some('¢') if currency.is_none() => {
+            return Some(minor_unit_suffix(suffix, "¢", k + 1));
+        }
         Some(c) if c.is_alphabetic() => {
             let mut end = k;
             while is_alpha(at(chars, end)) {
@@ -125,6 +128,11 @@ fn read_suffix(chars: &[char], mut k: usize, currency: Option<&'static str>) -> 
             let glued: String = chars[k..end].iter().collect();
             if matches!(glued.to_lowercase().as_str(), "st" | "nd" | "rd" | "th") {
                 return None;
+            }
+            // `45.2p` is pence (earnings and dividends per share); `10p.m.` is a time and
+            // `1080p` a video's lines.
+            if glued == "p" && currency.is_none() && at(chars, end) != Some('.') && !video_lines(chars, k) {
+                return Some(minor_unit_suffix(suffix, "p", end));
             }
             if glued == "x" || glued == "X" {
                 suffix.kind = Some((Kind::Multiple, 1.0));
@@ -237,6 +245,14 @@ fn read_suffix(chars: &[char], mut k: usize, currency: Option<&'static str>) -> 
             suffix.kind = Some((Kind::Multiple, 1.0));
             suffix.end = end;
         }
+        // Pounds after a scale word are money (`3.4 million pounds`), otherwise weight.
+        "pounds" | "pound" if suffix.scale.is_some() && suffix.currency.is_none() => {
+            suffix.currency = Some("GBP");
+            suffix.end = end;
+        }
+        "pence" | "penny" | "cents" | "cent" if suffix.currency.is_none() && suffix.scale.is_none() => {
+            return Some(minor_unit_suffix(suffix, &lower, end));
+        }
         _ => {
             if let Some(code) = currency_word(&word) {
                 if suffix.currency.is_none() {
@@ -253,6 +269,25 @@ fn read_suffix(chars: &[char], mut k: usize, currency: Option<&'static str>) -> 
         }
     }
     Some(suffix)
+}
+
+/// The integer written right before `k` is a video format's line count (`720p`, `1080p`).
+fn video_lines(chars: &[char], k: usize) -> bool {
+    let digits = chars[..k].iter().rev().take_while(|c| c.is_ascii_digit()).count();
+    let written: String = chars[k - digits..k].iter().collect();
+    before(chars, k - digits, 1) != Some('.')
+        && matches!(written.as_str(), "144" | "240" | "360" | "480" | "540" | "576" | "720" | "1080" | "1440" | "2160" | "4320")
+}
+
+/// The suffix of a figure in a currency's hundredths (`45.2p`, `30 cents`), ending at `end`:
+/// an amount in the main unit, so `45.2p` and `£0.452` are the same money.
+fn minor_unit_suffix(mut suffix: Suffix, word: &str, end: usize) -> Suffix {
+    if let Some((code, factor)) = minor_currency(word) {
+        suffix.currency = Some(code);
+        suffix.kind = Some((Kind::Amount { currency: Some(code) }, factor));
+        suffix.end = end;
+    }
+    suffix
 }
 
 /// Hedge and direction from the words right before the number.
@@ -426,7 +461,9 @@ fn read_number(chars: &[char], start: usize) -> (Option<Mention>, usize) {
     // word inside a sentence is part of a name.
     let year_like = integer_digits.len() == 4 && (1800.0..=2100.0).contains(&number);
     if currency.is_none() && decimals == 0 && !separated && !year_like && !matches!(at(chars, j), Some('%' | '-' | ':')) && capitalised_name_before(chars, q) {
-        let suffix_is_unit = read_suffix(chars, j, None).is_some_and(|s| s.kind.is_some() || s.scale.is_some());
+        // Pence are not a unit here: `Ridgeline 2p` is a name.
+        let suffix_is_unit = read_suffix(chars, j, None)
+            .is_some_and(|s| matches!(s.kind, Some((kind, _)) if !matches!(kind, Kind::Amount { .. })) || s.scale.is_some());
         if !suffix_is_unit {
             return skip(start);
         }

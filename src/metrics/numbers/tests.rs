@@ -185,3 +185,28 @@ fn an_abbreviation_before_a_figure_does_not_cut_it_from_its_sentence() {
     // A period that ends a sentence still ends it: the next sentence's figure has its own words.
     assert_eq!(number_conflict("The company grew. 9,000 people were hired in 2023.", REFERENCE), None);
 }
+
+#[test]
+fn pence_cents_and_pounds_are_money() {
+    // Annual reports give earnings and dividends per share in pence; answers write them either way.
+    let eps = "Basic earnings per share were 45.2 pence in 2023.";
+    assert_eq!(number_conflict("Basic earnings per share were 45.2p in 2023.", eps), None);
+    assert_eq!(number_consistency("Basic earnings per share were 45.2p in 2023.", eps, None).score(), Some(1.0));
+    let wrong = number_conflict("Basic earnings per share were 42.5p in 2023.", eps).unwrap_or_default();
+    assert!(wrong.contains("42.5p") && wrong.contains("45.2 pence"), "{wrong}");
+    assert!(number_conflict("The final dividend is 12.3 pence per share.", "A final dividend of 13.2p per share.").is_some());
+    assert_eq!(number_conflict("The dividend per share was 30 cents.", "The dividend per share was $0.30."), None);
+    assert!(number_conflict("The dividend per share was 35¢.", "The dividend per share was $0.30.").is_some());
+    // A euro figure is not a US cent's: different money is never a conflict.
+    assert_eq!(number_conflict("The dividend per share was 35 cents.", "The dividend per share was €0.30."), None);
+    // Pounds after a scale word are sterling; otherwise they weigh.
+    assert_eq!(number_conflict("Revenue was 3.4 million pounds in 2023.", "Revenue was £3.4m in 2023."), None);
+    assert!(number_conflict("Revenue was 3.4 million pounds in 2023.", "Revenue was £4.3m in 2023.").is_some());
+    assert_eq!(number_conflict("The tent weighs 4 pounds.", "The tent weighs 1.8 kg."), None);
+    assert!(number_conflict("The tent weighs 4 pounds.", "The tent weighs 2.6 kg.").is_some());
+    // `p.m.` is a time of day, `1080p` a video format and `Ridgeline 2p` a name, not pence.
+    for not_money in ["The meeting starts at 10p.m.", "Records at 1080p.", "The Ridgeline 2p tent.", "See [ridgeline-2p]."] {
+        assert!(find_mentions(not_money).iter().all(|m| !matches!(m.kind, Kind::Amount { currency: Some(_) })), "{not_money}");
+    }
+    assert_eq!(number_conflict("The meeting starts at 10p.m.", "The meeting starts at 9p.m."), None);
+}

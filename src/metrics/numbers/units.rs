@@ -70,6 +70,9 @@ const UNIT_WORDS: &[(&str, Unit)] = &[
     ("mg", unit("mass", 0.001)),
     ("lb", unit("mass", 453.592_37)),
     ("lbs", unit("mass", 453.592_37)),
+    // Sterling instead after a scale word (`3.4 million pounds`): see `parse::read_suffix`.
+    ("pound", unit("mass", 453.592_37)),
+    ("pounds", unit("mass", 453.592_37)),
     ("oz", unit("mass", 28.349_523)),
     ("ounce", unit("mass", 28.349_523)),
     ("ounces", unit("mass", 28.349_523)),
@@ -236,6 +239,17 @@ pub fn dollar_prefix(letters: &str) -> Option<&'static str> {
         "R" | "BR" => "BRL",
         "NT" => "TWD",
         "MX" => "MXN",
+        _ => return None,
+    })
+}
+
+/// A currency's hundredth written after the number (`45.2p`, `12 pence`, `30 cents`, `30¢`):
+/// the currency and the factor to its main unit. A cent is taken for a US cent; another
+/// currency's cents then differ in currency and are never compared.
+pub fn minor_currency(word: &str) -> Option<(&'static str, f64)> {
+    Some(match word {
+        "p" | "pence" | "penny" => ("GBP", 0.01),
+        "cents" | "cent" | "¢" => ("USD", 0.01),
         _ => return None,
     })
 }
