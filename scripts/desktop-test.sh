@@ -10,10 +10,11 @@ cd "$(dirname "$0")/.."
 source scripts/desktop-build.sh "$@"
 
 export PATH="$HOME/.cargo/bin:$PATH"
-# 2.x: 3.0 pre-releases exist and change the command line.
+# 2.x: 3.0 pre-releases exist and change the command line. A debug build: it only relays the
+# test's WebDriver calls, and builds faster unoptimised.
 if ! command -v tauri-driver >/dev/null || ! tauri-driver --help 2>&1 | grep -q native-driver; then
   echo "== cargo install tauri-driver ^2" >&2
-  cargo install tauri-driver --version '^2' --locked
+  cargo install tauri-driver --version '^2' --locked --debug
 fi
 
 echo "== desktop: UI unit tests" >&2

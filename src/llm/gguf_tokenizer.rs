@@ -265,7 +265,7 @@ pub fn tokenizer_from_gguf(content: &Content, path: &Path) -> Result<ModelTokeni
                 AddedToken::from(tok.clone(), *t as i32 == TOKEN_TYPE_CONTROL).normalized(false)
             })
             .collect();
-        tokenizer.add_special_tokens(&added);
+        tokenizer.add_special_tokens(added).map_err(|e| md.err(format!("control tokens: {e}")))?;
     }
     with_special_ids(tokenizer, &md)
 }
@@ -430,7 +430,9 @@ fn sentencepiece_bpe(md: &Metadata<'_>, tokens: &[String]) -> Result<Tokenizer> 
         decoders.push(Strip::new(' ', 1, 0).into());
     }
     let mut tokenizer = Tokenizer::new(bpe);
-    tokenizer.with_normalizer(Some(NormalizerSequence::new(normalizers)));
+    tokenizer
+        .with_normalizer(Some(NormalizerSequence::new(normalizers)))
+        .map_err(|e| md.err(format!("normalizer: {e}")))?;
     tokenizer.with_decoder(Some(DecoderSequence::new(decoders)));
     Ok(tokenizer)
 }
