@@ -16,7 +16,7 @@ pub use super::mention::{Direction, Hedge, Kind, Mention};
 use super::scan::{at, before, is_alpha, is_digit, is_space, token_end, word_before, word_end, words_before};
 use super::units::{
     attached_scale, attached_unit, code_before_figure, currency_sign, currency_word, dollar_prefix, minor_currency, month,
-    scale_word, spelled_number, unit_word, OTHER_DOLLAR,
+    scale_word, spelled_number, unit_word, OTHER_DOLLAR, US_CENT,
 };
 
 /// Every quantity `text` states, in order.
@@ -115,7 +115,7 @@ fn read_suffix(chars: &[char], mut k: usize, currency: Option<&'static str>) -> 
             return Some(suffix);
         }
         Some('¢') if currency.is_none() => {
-            return Some(minor_unit_suffix(suffix, "¢", k + 1));
+            return Some(in_hundredths(suffix, US_CENT, k + 1));
         }
         Some(c) if c.is_alphabetic() => {
             let mut end = k;
@@ -131,8 +131,10 @@ fn read_suffix(chars: &[char], mut k: usize, currency: Option<&'static str>) -> 
             }
             // `45.2p` is pence (earnings and dividends per share); `10p.m.` is a time and
             // `1080p` a video's lines.
-            if glued == "p" && currency.is_none() && at(chars, end) != Some('.') && !video_lines(chars, k) {
-                return Some(minor_unit_suffix(suffix, "p", end));
+            if let Some(minor) = minor_currency(&glued) {
+                if currency.is_none() && at(chars, end) != Some('.') && !video_lines(chars, k) {
+                    return Some(in_hundredths(suffix, minor, end));
+                }
             }
             if glued == "x" || glued == "X" {
                 suffix.kind = Some((Kind::Multiple, 1.0));
@@ -250,10 +252,11 @@ fn read_suffix(chars: &[char], mut k: usize, currency: Option<&'static str>) -> 
             suffix.currency = Some("GBP");
             suffix.end = end;
         }
-        "pence" | "penny" | "cents" | "cent" if suffix.currency.is_none() && suffix.scale.is_none() => {
-            return Some(minor_unit_suffix(suffix, &lower, end));
-        }
         _ => {
+            // A lone letter written apart is no currency's hundredth (`5 p. 12` is a page).
+            if let Some(minor) = minor_currency(&lower).filter(|_| lower.len() > 1 && suffix.currency.is_none() && suffix.scale.is_none()) {
+                return Some(in_hundredths(suffix, minor, end));
+            }
             if let Some(code) = currency_word(&word) {
                 if suffix.currency.is_none() {
                     suffix.currency = Some(code);
@@ -281,12 +284,10 @@ fn video_lines(chars: &[char], k: usize) -> bool {
 
 /// The suffix of a figure in a currency's hundredths (`45.2p`, `30 cents`), ending at `end`:
 /// an amount in the main unit, so `45.2p` and `£0.452` are the same money.
-fn minor_unit_suffix(mut suffix: Suffix, word: &str, end: usize) -> Suffix {
-    if let Some((code, factor)) = minor_currency(word) {
-        suffix.currency = Some(code);
-        suffix.kind = Some((Kind::Amount { currency: Some(code) }, factor));
-        suffix.end = end;
-    }
+fn in_hundredths(mut suffix: Suffix, (code, factor): (&'static str, f64), end: usize) -> Suffix {
+    suffix.currency = Some(code);
+    suffix.kind = Some((Kind::Amount { currency: Some(code) }, factor));
+    suffix.end = end;
     suffix
 }
 

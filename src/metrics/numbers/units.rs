@@ -243,13 +243,16 @@ pub fn dollar_prefix(letters: &str) -> Option<&'static str> {
     })
 }
 
+/// A US cent: the currency and its factor to the dollar (`30 cents`, `30¢`).
+pub const US_CENT: (&str, f64) = ("USD", 0.01);
+
 /// A currency's hundredth written after the number (`45.2p`, `12 pence`, `30 cents`, `30¢`):
 /// the currency and the factor to its main unit. A cent is taken for a US cent; another
 /// currency's cents then differ in currency and are never compared.
 pub fn minor_currency(word: &str) -> Option<(&'static str, f64)> {
     Some(match word {
         "p" | "pence" | "penny" => ("GBP", 0.01),
-        "cents" | "cent" | "¢" => ("USD", 0.01),
+        "cents" | "cent" => US_CENT,
         _ => return None,
     })
 }
